@@ -1,0 +1,47 @@
+# relayc: the two commands of the README.
+#   make demo   builds relayc and runs it on the shipped examples
+#   make test   builds everything and runs every test through CTest
+# Both install the Debian packages the build needs when they are missing.
+
+BUILD      ?= build
+BUILD_ASAN ?= build-asan
+BUILD_FUZZ ?= build-fuzz
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_ARGS ?=
+
+.PHONY: all deps build demo test test-asan fuzz-smoke bench clean
+
+all: build
+
+deps:
+	@sh scripts/deps.sh
+
+$(BUILD)/Makefile: CMakeLists.txt
+	cmake -S . -B $(BUILD) $(CMAKE_ARGS)
+
+build: deps $(BUILD)/Makefile
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	@sh examples/demo.sh $(BUILD)/relayc
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-asan: deps
+	cmake -S . -B $(BUILD_ASAN) -DRLY_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_ARGS)
+	cmake --build $(BUILD_ASAN) -j $(JOBS)
+	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
+
+# A short libFuzzer run of the parser, seeded from the test corpus.
+FUZZ_SECONDS ?= 60
+fuzz-smoke: deps
+	CC=clang cmake -S . -B $(BUILD_FUZZ) -DRLY_FUZZ=ON -DRLY_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_ARGS)
+	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_parser
+	sh fuzz/smoke.sh $(BUILD_FUZZ)/fuzz_parser $(FUZZ_SECONDS)
+
+bench: build
+	sh bench/run.sh $(BUILD)/relayc
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)
