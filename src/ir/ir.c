@@ -77,12 +77,12 @@ bool dtype_parse(const char *s, size_t n, DType *out) {
   return true;
 }
 
-const char *dtype_name(DType t, char buf[16]) {
+const char *dtype_name(DType t, char buf[32]) {
   static const char *codes[] = {"int", "uint", "float", "handle", "bfloat"};
   const char *c = t.code < RLY_COUNTOF(codes) ? codes[t.code] : "unknown";
-  if (dtype_is_bool(t) && t.lanes == 1) snprintf(buf, 16, "bool");
-  else if (t.lanes == 1) snprintf(buf, 16, "%s%u", c, (unsigned)t.bits);
-  else snprintf(buf, 16, "%s%ux%u", c, (unsigned)t.bits, (unsigned)t.lanes);
+  if (dtype_is_bool(t) && t.lanes == 1) snprintf(buf, 32, "bool");
+  else if (t.lanes == 1) snprintf(buf, 32, "%s%u", c, (unsigned)t.bits);
+  else snprintf(buf, 32, "%s%ux%u", c, (unsigned)t.bits, (unsigned)t.lanes);
   return buf;
 }
 

@@ -48,8 +48,8 @@ bool dtype_is_bool(DType t);
 /* Parses "float32", "int8x4", "bool", "uint1x4", "bfloat16" (n bytes of s).
 ** Returns false for anything else. */
 bool dtype_parse(const char *s, size_t n, DType *out);
-/* Writes the canonical name ("float32", "bool", "int8x4") to buf (>= 16 bytes). */
-const char *dtype_name(DType t, char buf[16]);
+/* Writes the canonical name ("float32", "bool", "int8x4") to buf (>= 32 bytes). */
+const char *dtype_name(DType t, char buf[32]);
 /* Bytes per element in memory (bool: 1 byte). */
 size_t dtype_bytes(DType t);
 
