@@ -35,7 +35,8 @@ test-asan: deps
 
 # A short libFuzzer run of the parser, seeded from the test corpus.
 FUZZ_SECONDS ?= 60
-fuzz-smoke: deps
+fuzz-smoke:
+	@sh scripts/deps.sh fuzz
 	CC=clang cmake -S . -B $(BUILD_FUZZ) -DRLY_FUZZ=ON -DRLY_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_ARGS)
 	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_parser
 	sh fuzz/smoke.sh $(BUILD_FUZZ)/fuzz_parser $(FUZZ_SECONDS)

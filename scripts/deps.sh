@@ -1,15 +1,17 @@
 #!/bin/sh
-# Installs the Debian packages the build needs, only those that are missing.
+# deps.sh [fuzz]: installs the Debian packages the build needs, only those
+# that are missing. With "fuzz", also clang and its libFuzzer runtime.
 set -e
 need=""
 [ -f /usr/include/cjson/cJSON.h ] || need="$need libcjson-dev"
 command -v cmake >/dev/null 2>&1 || need="$need cmake"
+if [ "${1:-}" = fuzz ]; then
+  command -v clang >/dev/null 2>&1 || need="$need clang"
+  ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1 || need="$need libclang-rt-dev"
+fi
 [ -z "$need" ] && exit 0
 echo "relayc: installing missing packages:$need"
-if [ "$(id -u)" != 0 ]; then
-  SUDO=sudo
-else
-  SUDO=
-fi
+SUDO=
+[ "$(id -u)" = 0 ] || SUDO=sudo
 $SUDO apt-get update -qq
 $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need

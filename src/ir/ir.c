@@ -1,6 +1,7 @@
 /* ir.c: data types, node constructors and module bookkeeping. */
 #include "ir/ir.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,4 +236,36 @@ AttrValue *ir_attr_value_new(Module *m, AttrValueKind kind, Span span) {
   v->kind = kind;
   v->span = span;
   return v;
+}
+
+/* {==== Half precision ====} */
+
+uint16_t half_from_double(double v) {
+  uint16_t sign = signbit(v) ? 0x8000 : 0;
+  double a = fabs(v);
+  if (isnan(v)) return 0x7e00;
+  if (a >= 65520.0) return sign | 0x7c00; /* rounds to infinity */
+  if (a < 0x1p-25) return sign;           /* rounds to zero */
+  int e;
+  double m = frexp(a, &e); /* a = m * 2^e, m in [0.5, 1) */
+  int exp = e - 1;         /* a = (2m) * 2^exp, 2m in [1, 2) */
+  if (exp < -14) {
+    /* Subnormal: units of 2^-24. */
+    double q = nearbyint(a * 0x1p24);
+    return sign | (uint16_t)q;
+  }
+  double frac = (2 * m - 1) * 1024.0;
+  double q = nearbyint(frac);
+  uint32_t bits = (uint32_t)(exp + 15) << 10;
+  bits += (uint32_t)q; /* a carry into the exponent is the correct rounding */
+  return sign | (uint16_t)bits;
+}
+
+double half_to_double(uint16_t h) {
+  int sign = h >> 15, exp = (h >> 10) & 0x1f, frac = h & 0x3ff;
+  double v;
+  if (exp == 0) v = ldexp(frac, -24);
+  else if (exp == 31) v = frac ? NAN : INFINITY;
+  else v = ldexp(1024 + frac, exp - 25);
+  return sign ? -v : v;
 }

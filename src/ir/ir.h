@@ -52,6 +52,9 @@ bool dtype_parse(const char *s, size_t n, DType *out);
 const char *dtype_name(DType t, char buf[32]);
 /* Bytes per element in memory (bool: 1 byte). */
 size_t dtype_bytes(DType t);
+/* IEEE binary16 conversions (round to nearest even; overflow gives inf). */
+uint16_t half_from_double(double v);
+double half_to_double(uint16_t h);
 
 /* {==== Constants ====} */
 

@@ -1,0 +1,12 @@
+/* file.h: reading whole files. */
+#ifndef RLY_FILE_H
+#define RLY_FILE_H
+
+#include "base/common.h"
+
+/* Reads the file at path ("-" = standard input) into a malloc'd buffer
+** with a NUL appended; *len receives its length. On failure returns NULL
+** and writes a message (with the system's reason) into err. */
+char *file_read_all(const char *path, size_t *len, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,25 @@
+/* parser.h: the Relay text front end (spec sections 1-6).
+** Input: one source file of a SourceMap (module text with optional
+** metadata section, or an expression file). Output: an untyped Module.
+** Errors go to a Diag with positions; the parser recovers at definition
+** boundaries and reports several errors when it can. */
+#ifndef RLY_PARSER_H
+#define RLY_PARSER_H
+
+#include "base/diag.h"
+#include "ir/ir.h"
+#include "syntax/metadata.h"
+
+/* Parses file `file` of sm. Returns the module, or NULL when any error was
+** reported to d (nothing to free then). */
+Module *parse_module(const SourceMap *sm, uint32_t file, Diag *d);
+
+/* Binds the parameters of @main whose names match entries (as TVM's
+** bind_params_by_name does): each such parameter is removed from @main's
+** parameter list and its uses become the constant. Checks the constant's
+** dtype and shape against the parameter's annotation when it has one.
+** Entries that match no parameter are reported as errors. Returns false
+** after reporting to d. */
+bool bind_params(Module *m, const ParamEntry *entries, int n, Diag *d, Span at);
+
+#endif

@@ -1,0 +1,105 @@
+#!/bin/sh
+# cli_test.sh RELAYC: the command-line contract (exit codes, help, fmt) and
+# hostile inputs that must give a clear error and exit status 1, never a
+# crash. Run from tests/.
+set -u
+relayc=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+
+# expect STATUS PATTERN CMD...: run CMD, check its exit status and that its
+# combined output matches the grep -E PATTERN ("" = anything).
+expect() {
+  want=$1 pat=$2
+  shift 2
+  "$@" >"$tmp/out" 2>&1
+  got=$?
+  if [ "$got" -ne "$want" ]; then
+    echo "FAIL: $* -> exit $got, expected $want"; sed 's/^/  /' "$tmp/out" | head -20
+    fail=$((fail + 1)); return
+  fi
+  if [ -n "$pat" ] && ! grep -Eq -- "$pat" "$tmp/out"; then
+    echo "FAIL: $* -> output does not match /$pat/"; sed 's/^/  /' "$tmp/out" | head -20
+    fail=$((fail + 1)); return
+  fi
+  pass=$((pass + 1))
+}
+
+ok=corpus/prelude.relay
+# Usage and help.
+expect 2 "usage: relayc" "$relayc"
+expect 0 "commands:" "$relayc" --help
+expect 0 "usage: relayc check" "$relayc" check --help
+expect 0 "usage: relayc fmt" "$relayc" fmt -h
+expect 0 "usage: relayc fmt" "$relayc" help fmt
+expect 0 "^relayc [0-9]" "$relayc" --version
+expect 2 "unknown command 'chek'" "$relayc" chek $ok
+expect 2 "unknown option '--bogus'" "$relayc" check --bogus $ok
+expect 2 "no input file" "$relayc" check
+expect 2 "more than one input" "$relayc" check $ok $ok
+expect 2 "needs a file name" "$relayc" check $ok --params
+expect 2 "not available yet" "$relayc" build $ok
+# Files that cannot be read.
+expect 1 "cannot open 'no/such/file.relay'" "$relayc" check no/such/file.relay
+expect 1 "is a directory" "$relayc" check corpus
+
+# A valid file; fmt's output checks again, from standard input and a file.
+expect 0 "" "$relayc" check $ok
+"$relayc" fmt $ok >"$tmp/p.relay"
+expect 0 "" "$relayc" check "$tmp/p.relay"
+expect 0 "" "$relayc" check - <"$tmp/p.relay"
+expect 0 "" "$relayc" fmt -o "$tmp/q.relay" "$tmp/p.relay"
+expect 0 "" cmp "$tmp/p.relay" "$tmp/q.relay"
+expect 1 "cannot write" "$relayc" fmt -o "$tmp/no/such/dir/x.relay" $ok
+
+# Hostile inputs: each a clear error with exit status 1.
+printf '#[version = "0.0.5"]\ndef @main(%%x: float32) {\n  add(%%x,' >"$tmp/trunc.relay"
+expect 1 "trunc.relay:3:[0-9]+: error: expected" "$relayc" check "$tmp/trunc.relay"
+printf '\177ELF\001\002\003\000\000\377\376garbage\n' >"$tmp/garbage.relay"
+expect 1 "error: unexpected" "$relayc" check "$tmp/garbage.relay"
+printf '#[version = "0.0.5"]\ndef @main() { "\377\376 not utf-8" }\n' >"$tmp/utf8.relay"
+expect 1 "error: expected an expression" "$relayc" check "$tmp/utf8.relay"
+printf '#[version = "0.0.5"]\ndef @main() { \303\251 }\n' >"$tmp/utf8b.relay"
+expect 1 "error: unexpected character byte 0xc3" "$relayc" check "$tmp/utf8b.relay"
+awk 'BEGIN { printf "#[version = \"0.0.5\"]\ndef @main() {\n"; for (i = 0; i < 100000; i++) printf "("; printf "1"; for (i = 0; i < 100000; i++) printf ")"; printf "\n}\n" }' >"$tmp/deep.relay"
+expect 1 "error: nesting too deep" "$relayc" check "$tmp/deep.relay"
+awk 'BEGIN { printf "#[version = \"0.0.5\"]\ndef @main() -> "; for (i = 0; i < 100000; i++) printf "("; printf "\n" }' >"$tmp/deeptype.relay"
+expect 1 "error: nesting too deep" "$relayc" check "$tmp/deeptype.relay"
+awk 'BEGIN { printf "#[version = \"0.0.5\"]\ndef @main() {\n  "; for (i = 0; i < 200000; i++) printf "9"; printf "\n}\n" }' >"$tmp/bigint.relay"
+expect 1 "does not fit int64" "$relayc" check "$tmp/bigint.relay"
+awk 'BEGIN { printf "#[version = \"0.0.5\"]\ndef @main() {\n  "; for (i = 0; i < 200000; i++) printf "9"; printf ".5f\n}\n" }' >"$tmp/bigfloat.relay"
+expect 1 "does not fit float32" "$relayc" check "$tmp/bigfloat.relay"
+printf '#[version = "0.0.5"]\ndef @main() {\n  1e999999999999999999f64\n}\n' >"$tmp/bigexp.relay"
+expect 1 "does not fit float64" "$relayc" check "$tmp/bigexp.relay"
+
+# Malformed metadata sections.
+meta() { printf '#[version = "0.0.5"]\ndef @main() {\n  meta[relay.Constant][0]\n}\n#[metadata]\n%s\n' "$1" >"$tmp/meta.relay"; }
+meta '{"root": 1, "nodes": [{"type_key": ""}, {"type_key": "Map", "keys": ["relay.Constant"], "data": [2]}'
+expect 1 "meta.relay:5:1: error: .*JSON" "$relayc" check "$tmp/meta.relay"
+meta '[1, 2, 3]'
+expect 1 "meta.relay:5:1: error: metadata" "$relayc" check "$tmp/meta.relay"
+blob_ok='P6G0lvBAXt0AAAAAAAAAAAEAAAAAAAAAAQAAAAIgAQAFAAAAAAAAABQAAAAAAAAAL98OP1M3ZD9CSQk/IrUuP216WT8='
+metadoc() { echo '{"root": 1, "nodes": [{"type_key": ""}, {"type_key": "Map", "keys": ["relay.Constant"], "data": [2]}, {"type_key": "Array", "data": [3]}, {"type_key": "relay.Constant", "attrs": {"data": "0", "span": "0"}}], "b64ndarrays": ["'"$1"'"], "attrs": {"tvm_version": "0.16.0"}}'; }
+meta "$(metadoc "$blob_ok")"
+expect 0 "" "$relayc" check "$tmp/meta.relay"
+meta "$(metadoc 'P6G0lvBAXt0AAAAA!!!!')"
+expect 1 "error: .*base64" "$relayc" check "$tmp/meta.relay"
+meta "$(metadoc 'AAAAAAAAAAAAAAAAAQAAAAAAAAABAAAAAiABAAUAAAAAAAAAFAAAAAAAAAAv3w4/UzdkP0JJCT8itS4/bXpZPw==')"
+expect 1 "error: .*magic" "$relayc" check "$tmp/meta.relay"
+meta "$(metadoc 'P6G0lvBAXt0AAAAAAAAAAAEAAAAAAAAAAQAAAAIgAQAFAAAAAAAAABAAAAAAAAAAL98OP1M3ZD9CSQk/IrUuPw==')"
+expect 1 "error: .*(size|match)" "$relayc" check "$tmp/meta.relay"
+meta "$(metadoc 'P6G0lvBAXt0AAAAAAAAAAAEAAAAAAAAAAQAAAAIgAQAFAAAAAAAAABQAAAAAAAAAL98OP1M3')"
+expect 1 "error: .*(truncated|short|size)" "$relayc" check "$tmp/meta.relay"
+printf '#[version = "0.0.5"]\ndef @main() {\n  meta[relay.Constant][0]\n}\n' >"$tmp/nometa.relay"
+expect 1 "nometa.relay:3:3: error: meta\\[relay.Constant\\]\\[0\\] used but the file has no metadata section" "$relayc" check "$tmp/nometa.relay"
+
+# Params files.
+expect 0 "" "$relayc" check --params corpus/params_model.params corpus/params_model.relay
+head -c 40 corpus/params_model.params >"$tmp/trunc.params"
+expect 1 "trunc.params: error:" "$relayc" check --params "$tmp/trunc.params" corpus/params_model.relay
+expect 1 "cannot|error" "$relayc" check --params "$tmp/none.params" corpus/params_model.relay
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
