@@ -43,7 +43,11 @@ void *arena_alloc(Arena *a, size_t size, size_t align) {
   RLY_ASSERT(align && (align & (align - 1)) == 0);
   ArenaBlock *b = a->head;
   size_t off = 0;
-  if (b) off = (b->used + align - 1) & ~(align - 1);
+  if (b) {
+    /* Align the address, not the offset: block data is only 16-aligned. */
+    uintptr_t base = (uintptr_t)b->data;
+    off = (size_t)(((base + b->used + align - 1) & ~(uintptr_t)(align - 1)) - base);
+  }
   if (!b || off + size > b->size) {
     /* Big requests get a block of their own placed behind the current one,
     ** so the current block's free tail is not wasted. */
