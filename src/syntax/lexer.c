@@ -108,6 +108,12 @@ static bool skip_space(Lexer *lx) {
       lx->p = q;
       lx->space = true;
       if (depth != 0) {
+        Token t;
+        memset(&t, 0, sizeof t);
+        t.kind = TOK_ERROR;
+        t.span = open;
+        t.start = p;
+        VEC_PUSH(&lx->toks, t);
         diag_error(lx->d, open, "unterminated block comment");
         return false;
       }
@@ -470,8 +476,10 @@ static bool lex_attribute(Lexer *lx) {
     error_tok(lx, start, lx->p, "malformed version header: expected #[version = \"0.0.5\"]%s", "");
     return false;
   }
-  error_tok(lx, start, lx->p, "unknown attribute '%s': expected #[version = \"0.0.5\"] or #[metadata]",
-            "#[...]");
+  char shown[64];
+  snprintf(shown, sizeof shown, "%.*s%s", (int)(lx->p - start > 40 ? 40 : lx->p - start), start,
+           lx->p - start > 40 ? "..." : "");
+  error_tok(lx, start, lx->p, "unknown attribute '%s': expected #[version = \"0.0.5\"] or #[metadata]", shown);
   return false;
 }
 

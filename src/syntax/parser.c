@@ -587,7 +587,7 @@ static Expr *parse_local_use(Parser *p, Token *t) {
 static Expr *parse_name(Parser *p) {
   Token *first = advance(p);
   Token *last = first;
-  if (first->u.name.len == 4 && (ident_is(first, "True") || ident_is(first, "False"))) {
+  if (ident_is(first, "True") || ident_is(first, "False")) {
     uint8_t b = ident_is(first, "True");
     return ir_const_scalar(p->m, first->span, DTYPE(DT_UINT, 1), &b);
   }
@@ -967,7 +967,6 @@ static int binop(Parser *p, const char **name, int *ntok) {
 }
 
 static Expr *parse_binary(Parser *p, int min_prec) {
-  enter(p);
   Expr *lhs = parse_call(p);
   for (;;) {
     const char *name;
@@ -984,7 +983,6 @@ static Expr *parse_binary(Parser *p, int min_prec) {
     args[1] = rhs;
     lhs = ir_call(p->m, optok->span, ir_op(p->m, optok->span, op), args, 2, NULL);
   }
-  leave(p);
   return lhs;
 }
 
@@ -1001,7 +999,6 @@ static Expr *declare_local(Parser *p, Token *t, Type *annot) {
 ** rest. Built iteratively: frames collect the lets, then the Let nodes are
 ** made from the innermost out. */
 static Expr *parse_expr(Parser *p) {
-  enter(p);
   int frame_base = p->frames.len, scope_base = p->scope.len;
   Expr *result = NULL;
   for (;;) {
@@ -1067,7 +1064,6 @@ static Expr *parse_expr(Parser *p) {
   }
   p->frames.len = frame_base;
   p->scope.len = scope_base;
-  leave(p);
   return result;
 }
 

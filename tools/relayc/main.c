@@ -1,6 +1,7 @@
 /* main.c: the relayc command line. Parses arguments, calls the compiler
 ** library, prints diagnostics and decides the exit status:
 **   0 success, 1 an error in the user's input, 2 a usage error. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,7 +157,7 @@ static int cmd_fmt(int argc, char **argv) {
     ir_print_module(&out, m, &popt);
     FILE *f = o.output ? fopen(o.output, "wb") : stdout;
     if (!f) {
-      perror(o.output);
+      fprintf(stderr, "relayc: cannot write '%s': %s\n", o.output, strerror(errno));
     } else {
       bool ok = fwrite(out.data, 1, out.len, f) == out.len;
       if (o.output) ok = fclose(f) == 0 && ok;
