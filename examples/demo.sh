@@ -4,12 +4,18 @@
 # canonical form.
 set -eu
 relayc=$1
+case $relayc in /*) ;; *) relayc=$(pwd)/$relayc ;; esac
 cd "$(dirname "$0")"
 for f in *.relay; do
-  echo "== relayc check examples/$f"
+  printf '== relayc check examples/%s: ' "$f"
   "$relayc" check "$f"
   echo "ok"
 done
 echo
-echo "== relayc fmt examples/mlp.relay"
-"$relayc" fmt mlp.relay
+echo "== relayc fmt examples/list_fold.relay"
+"$relayc" fmt list_fold.relay
+
+echo
+echo "== relayc check on a module with two mistakes (read from standard input)"
+printf '#[version = "0.0.5"]\ndef @main(%%x: Tensor[(1, 8, 32, 32), float32], %%w: Tensor[(8, 8, 3, 3), float32]) {\n  %%0 = nn.conv2 (%%x, %%w, padding=[1, 1]);\n  nn.relu(%%y)\n}\n' |
+  "$relayc" check - 2>&1 || echo "(exit status $?)"

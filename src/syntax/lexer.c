@@ -316,7 +316,7 @@ static void lex_ident(Lexer *lx) {
       error_tok(lx, start, q + 1, "malformed meta reference%s: expected meta[TYPE_KEY][INDEX]", "");
       return;
     }
-    uint64_t idx;
+    uint64_t idx = 0;
     parse_magnitude(i, ie, &idx);
     lx->p = ie + 1;
     Token *t = push(lx, TOK_META, start, lx->p);
