@@ -32,6 +32,21 @@
     (v)->data[(v)->len++] = (x);                                                \
   } while (0)
 
+/* Arena-backed growth: for vectors whose owner may be abandoned by a
+** longjmp (the parser's error recovery). Nothing to free; the elements
+** end in the arena, so (v)->data can be kept as is. */
+#define AVEC_PUSH(a, v, x)                                                      \
+  do {                                                                          \
+    if ((v)->len == (v)->cap) {                                                 \
+      int c_ = (v)->cap ? (v)->cap * 2 : 4;                                     \
+      void *d_ = arena_alloc((a), (size_t)c_ * sizeof(*(v)->data), 16);         \
+      if ((v)->len) memcpy(d_, (v)->data, (size_t)(v)->len * sizeof(*(v)->data)); \
+      (v)->data = d_;                                                           \
+      (v)->cap = c_;                                                            \
+    }                                                                           \
+    (v)->data[(v)->len++] = (x);                                                \
+  } while (0)
+
 #define VEC_POP(v) ((v)->data[--(v)->len])
 #define VEC_LAST(v) ((v)->data[(v)->len - 1])
 #define VEC_FREE(v) (free((v)->data), (v)->data = NULL, (v)->len = (v)->cap = 0)

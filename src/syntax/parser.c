@@ -24,7 +24,7 @@
 #include "ops/ops.h"
 #include "syntax/lexer.h"
 
-enum { MAX_DEPTH = 1000 };
+enum { MAX_DEPTH = 256 }; /* nested expressions, types, patterns, attribute values */
 
 typedef struct Binding {
   Symbol *name;
@@ -203,19 +203,17 @@ static Type **parse_type_params(Parser *p, int *n) {
     Token *t = expect(p, TOK_IDENT);
     Type *tv = ir_type_new(p->m, TYPE_VAR, t->span);
     tv->u.var.name = tok_name(p, t);
-    VEC_PUSH(&ps, tv);
+    AVEC_PUSH(p->m->arena, &ps, tv);
     TypeBinding b = {tv->u.var.name, tv};
     VEC_PUSH(&p->tscope, b);
     if (!accept(p, TOK_COMMA)) break;
   }
   if (!at(p, TOK_RBRACKET)) {
-    VEC_FREE(&ps);
     expected(p, "',' or ']'");
   }
   advance(p);
-  Type **arr = VEC_TO_ARENA(p->m->arena, &ps);
+  Type **arr = ps.data;
   *n = ps.len;
-  VEC_FREE(&ps);
   return arr;
 }
 
@@ -225,18 +223,16 @@ static Type **parse_type_list(Parser *p, TokKind close, int *n, bool *trailing_c
   *trailing_comma = false;
   while (!at(p, close)) {
     Type *t = parse_type(p);
-    VEC_PUSH(&ts, t);
+    AVEC_PUSH(p->m->arena, &ts, t);
     if (!accept(p, TOK_COMMA)) break;
     if (at(p, close)) *trailing_comma = true;
   }
   if (!at(p, close)) {
-    VEC_FREE(&ts);
     expected(p, close == TOK_RPAREN ? "',' or ')'" : "',' or ']'");
   }
   advance(p);
-  Type **arr = VEC_TO_ARENA(p->m->arena, &ts);
+  Type **arr = ts.data;
   *n = ts.len;
-  VEC_FREE(&ts);
   return arr;
 }
 
@@ -251,32 +247,28 @@ static Type *parse_tensor_type(Parser *p, Token *kw) {
       if (t->u.i.v < 0) {
         diag_error(p->d, t->span, "negative dimension %lld", (long long)t->u.i.v);
       }
-      VEC_PUSH(&dims, t->u.i.v < 0 ? 0 : t->u.i.v);
+      AVEC_PUSH(p->m->arena, &dims, t->u.i.v < 0 ? 0 : t->u.i.v);
     } else if (t->kind == TOK_QUESTION) {
-      VEC_PUSH(&dims, (int64_t)RLY_DIM_ANY);
+      AVEC_PUSH(p->m->arena, &dims, (int64_t)RLY_DIM_ANY);
     } else if (t->kind == TOK_META) {
-      VEC_PUSH(&dims, (int64_t)RLY_DIM_ANY);  /* symbolic dimension: treated as unknown */
+      AVEC_PUSH(p->m->arena, &dims, (int64_t)RLY_DIM_ANY);  /* symbolic dimension: treated as unknown */
     } else {
-      VEC_FREE(&dims);
       expected(p, "a dimension (an integer or '?')");
     }
     advance(p);
     if (!accept(p, TOK_COMMA)) break;
   }
   if (!at(p, TOK_RPAREN)) {
-    VEC_FREE(&dims);
     expected(p, "',' or ')'");
   }
   advance(p);
   if (!at(p, TOK_COMMA)) {
-    VEC_FREE(&dims);
     expected(p, "','");
   }
   advance(p);
   Token *dt = cur(p);
   DType dtype = DTYPE(DT_FLOAT, 32);
   if (dt->kind != TOK_IDENT) {
-    VEC_FREE(&dims);
     expected(p, "a dtype");
   }
   if (!dtype_parse(dt->u.name.s, dt->u.name.len, &dtype))
@@ -284,12 +276,10 @@ static Type *parse_tensor_type(Parser *p, Token *kw) {
   advance(p);
   Token *close = cur(p);
   if (!at(p, TOK_RBRACKET)) {
-    VEC_FREE(&dims);
     expected(p, "']'");
   }
   advance(p);
   Type *t = ir_tensor_type(p->m, span_from(kw, close), dtype, dims.len, dims.data);
-  VEC_FREE(&dims);
   return t;
 }
 
@@ -414,17 +404,15 @@ static AttrValue *parse_attr_value(Parser *p) {
     Vec(AttrValue *) items = {0};
     while (!at(p, TOK_RBRACKET)) {
       AttrValue *item = parse_attr_value(p);
-      VEC_PUSH(&items, item);
+      AVEC_PUSH(p->m->arena, &items, item);
       if (!accept(p, TOK_COMMA)) break;
     }
     if (!at(p, TOK_RBRACKET)) {
-      VEC_FREE(&items);
       expected(p, "',' or ']'");
     }
     advance(p);
-    v->u.arr.items = VEC_TO_ARENA(p->m->arena, &items);
+    v->u.arr.items = items.data;
     v->u.arr.n = items.len;
-    VEC_FREE(&items);
     break;
   }
   case TOK_LPAREN:
@@ -469,11 +457,6 @@ typedef struct KeyVals {
   Vec(Span) spans;
 } KeyVals;
 
-static void keyvals_free(KeyVals *kv) {
-  VEC_FREE(&kv->keys);
-  VEC_FREE(&kv->values);
-  VEC_FREE(&kv->spans);
-}
 
 /* attr = qual_name '=' attr_value. Appends to kv. Stops before `close`.
 ** attr_list = attr ( ','? attr )* ; a trailing ',' is allowed. */
@@ -489,9 +472,9 @@ static void parse_attr_list(Parser *p, KeyVals *kv, TokKind close) {
     Symbol *key = intern(p, first->start, len);
     advance(p); /* '=' */
     AttrValue *v = parse_attr_value(p);
-    VEC_PUSH(&kv->keys, key);
-    VEC_PUSH(&kv->values, v);
-    VEC_PUSH(&kv->spans, span_from(first, last));
+    AVEC_PUSH(p->m->arena, &kv->keys, key);
+    AVEC_PUSH(p->m->arena, &kv->values, v);
+    AVEC_PUSH(p->m->arena, &kv->spans, span_from(first, last));
     if (!accept(p, TOK_COMMA) && !at(p, close) && !at_attr_start(p)) break;
   }
 }
@@ -505,8 +488,8 @@ static Attrs *generic_attrs(Parser *p, KeyVals *kv) {
         diag_error(p->d, kv->spans.data[i], "duplicate attribute '%s'", kv->keys.data[i]->text);
   Attrs *a = ARENA_NEW(p->m->arena, Attrs);
   a->n = kv->keys.len;
-  a->keys = VEC_TO_ARENA(p->m->arena, &kv->keys);
-  a->values = VEC_TO_ARENA(p->m->arena, &kv->values);
+  a->keys = kv->keys.data;
+  a->values = kv->values.data;
   return a;
 }
 
@@ -657,18 +640,16 @@ static Pattern *parse_pattern(Parser *p) {
     if (has_parens) {
       while (!at(p, TOK_RPAREN)) {
         Pattern *sub = parse_pattern(p);
-        VEC_PUSH(&subs, sub);
+        AVEC_PUSH(p->m->arena, &subs, sub);
         if (!accept(p, TOK_COMMA)) break;
       }
       if (!at(p, TOK_RPAREN)) {
-        VEC_FREE(&subs);
         expected(p, "',' or ')'");
       }
       advance(p);
     }
-    Pattern **arr = VEC_TO_ARENA(p->m->arena, &subs);
+    Pattern **arr = subs.data;
     int n = subs.len;
-    VEC_FREE(&subs);
     if (t->kind == TOK_LPAREN) {
       pat = ir_pattern_new(p->m, PAT_TUPLE, t->span);
       pat->u.tuple.fields = arr;
@@ -703,25 +684,22 @@ static Expr *parse_match(Parser *p, Token *kw) {
     Clause c;
     c.pat = parse_pattern(p);
     if (!(at(p, TOK_EQUAL) && peek(p, 1)->kind == TOK_GT && !peek(p, 1)->space_before)) {
-      VEC_FREE(&clauses);
       expected(p, "'=>'");
     }
     p->pos += 2;
     c.body = parse_expr(p);
     p->scope.len = mark;
-    VEC_PUSH(&clauses, c);
+    AVEC_PUSH(p->m->arena, &clauses, c);
     if (!accept(p, TOK_COMMA) && !at(p, TOK_RBRACE)) {
       /* Clauses without commas are accepted when the body was a block. */
       if (p->toks[p->pos - 1].kind != TOK_RBRACE) {
-        VEC_FREE(&clauses);
         expected(p, "',' or '}'");
       }
     }
   }
   advance(p);
-  e->u.match.clauses = VEC_TO_ARENA(p->m->arena, &clauses);
+  e->u.match.clauses = clauses.data;
   e->u.match.nclauses = clauses.len;
-  VEC_FREE(&clauses);
   return e;
 }
 
@@ -851,19 +829,17 @@ static Expr *parse_primary(Parser *p) {
       break;
     }
     Vec(Expr *) fields = {0};
-    VEC_PUSH(&fields, first);
+    AVEC_PUSH(p->m->arena, &fields, first);
     while (accept(p, TOK_COMMA)) {
       if (at(p, TOK_RPAREN)) break;
       Expr *f = parse_expr(p);
-      VEC_PUSH(&fields, f);
+      AVEC_PUSH(p->m->arena, &fields, f);
     }
     if (!at(p, TOK_RPAREN)) {
-      VEC_FREE(&fields);
       expected(p, "',' or ')'");
     }
     Token *close = advance(p);
-    e = ir_tuple(p->m, span_from(t, close), VEC_TO_ARENA(p->m->arena, &fields), fields.len);
-    VEC_FREE(&fields);
+    e = ir_tuple(p->m, span_from(t, close), fields.data, fields.len);
     break;
   }
   case TOK_LBRACE:
@@ -907,12 +883,10 @@ static Expr *parse_call_args(Parser *p, Expr *callee) {
       break;
     }
     Expr *a = parse_expr(p);
-    VEC_PUSH(&args, a);
+    AVEC_PUSH(p->m->arena, &args, a);
     if (!accept(p, TOK_COMMA)) break;
   }
   if (!at(p, TOK_RPAREN)) {
-    VEC_FREE(&args);
-    keyvals_free(&kv);
     expected(p, "',' or ')'");
   }
   advance(p);
@@ -930,14 +904,12 @@ static Expr *parse_call_args(Parser *p, Expr *callee) {
   } else {
     attrs = generic_attrs(p, &kv);
   }
-  Expr *call = ir_call(p->m, callee->span, callee, VEC_TO_ARENA(p->m->arena, &args), args.len, attrs);
+  Expr *call = ir_call(p->m, callee->span, callee, args.data, args.len, attrs);
   (void)open;
   if (meta_attrs) {
     PendingAttrs pa = {call, meta_attrs};
     VEC_PUSH(&p->meta_attrs, pa);
   }
-  VEC_FREE(&args);
-  keyvals_free(&kv);
   return call;
 }
 
@@ -1025,7 +997,7 @@ static Expr *parse_expr(Parser *p) {
       Expr *value = parse_infix(p);
       expect(p, TOK_SEMI);
       int64_t n = t->u.i.v;
-      if (n > 10000000) {
+      if (n > (1 << 20)) {
         diag_error(p->d, t->span, "graph binding number %lld is too large", (long long)n);
       } else {
         while (p->graph.len <= n) VEC_PUSH(&p->graph, NULL);
@@ -1085,8 +1057,6 @@ static Expr *parse_func(Parser *p, Token *start) {
     }
     Token *name = cur(p);
     if (name->kind != TOK_LOCAL) {
-      VEC_FREE(&params);
-      keyvals_free(&kv);
       expected(p, "a parameter ('%name') or ')'");
     }
     advance(p);
@@ -1096,10 +1066,7 @@ static Expr *parse_func(Parser *p, Token *start) {
       KeyVals ignored;
       memset(&ignored, 0, sizeof ignored);
       parse_attr_list(p, &ignored, TOK_RBRACE);
-      keyvals_free(&ignored);
       if (!at(p, TOK_RBRACE)) {
-        VEC_FREE(&params);
-        keyvals_free(&kv);
         expected(p, "'}'");
       }
       advance(p);
@@ -1110,21 +1077,17 @@ static Expr *parse_func(Parser *p, Token *start) {
     for (int i = 0; i < params.len; i++)
       if (params.data[i]->u.var.name == v->u.var.name)
         diag_error(p->d, name->span, "duplicate parameter '%%%s'", v->u.var.name->text);
-    VEC_PUSH(&params, v);
+    AVEC_PUSH(p->m->arena, &params, v);
     if (!accept(p, TOK_COMMA)) break;
   }
   if (!at(p, TOK_RPAREN)) {
-    VEC_FREE(&params);
-    keyvals_free(&kv);
     expected(p, "',' or ')'");
   }
   advance(p);
   for (int i = 0; i < params.len; i++) declare(p, params.data[i]->u.var.name, params.data[i]);
-  fn->u.func.params = VEC_TO_ARENA(p->m->arena, &params);
+  fn->u.func.params = params.data;
   fn->u.func.nparams = params.len;
-  VEC_FREE(&params);
   fn->u.func.attrs = generic_attrs(p, &kv);
-  keyvals_free(&kv);
   if (accept_arrow(p)) fn->u.func.ret = parse_type(p);
   fn->u.func.body = parse_block(p);
   p->scope.len = smark;
@@ -1163,7 +1126,6 @@ static void parse_type_def(Parser *p) {
     while (!at(p, TOK_RBRACE)) {
       Token *cn = cur(p);
       if (cn->kind != TOK_IDENT) {
-        VEC_FREE(&ctors);
         expected(p, "a constructor name");
       }
       advance(p);
@@ -1179,17 +1141,15 @@ static void parse_type_def(Parser *p) {
         bool trailing;
         c->fields = parse_type_list(p, TOK_RPAREN, &c->nfields, &trailing);
       }
-      VEC_PUSH(&ctors, c);
+      AVEC_PUSH(p->m->arena, &ctors, c);
       if (!accept(p, TOK_COMMA)) break;
     }
     if (!at(p, TOK_RBRACE)) {
-      VEC_FREE(&ctors);
       expected(p, "',' or '}'");
     }
     advance(p);
-    td->ctors = VEC_TO_ARENA(p->m->arena, &ctors);
+    td->ctors = ctors.data;
     td->nctors = ctors.len;
-    VEC_FREE(&ctors);
   }
   p->tscope.len = tmark;
 }
