@@ -21,8 +21,10 @@
 **   if, and the printed text keeps the module's sharing exactly (effects
 **   such as ref cells are not duplicated, and a re-parse gives the same
 **   DAG). Only where that would put a binding above the `let` line of a
-**   variable it mentions (recursive lets) is it printed in the inner scope
-**   instead, and again where needed later.
+**   variable it mentions (recursive lets) does it go to the inner scope
+**   instead, printed again where needed later (a re-printed binder gets a
+**   fresh name); a let value whose own parts mention its variable is a
+**   group `let %g = (%0 = ...; value);` whose bindings follow the `let`.
 ** - Distinct variables print distinct names within a definition.
 ** - Tensor constants (and 0-d constants without an exact literal) print as
 **   meta[relay.Constant][i], i in order of first printing in the module.
@@ -32,6 +34,7 @@
 ** C recursion happens only per nested scope (function, branch, clause,
 ** let group), per type and pattern nesting, and in the rare inline form
 ** used for expressions inside attribute values. */
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -45,18 +48,19 @@
 
 /* {==== Scalars ====} */
 
-static bool is_nan(double v) { return v != v; }
-
 static bool same_float(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
 static bool same_double(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
 
 /* Decimal text of a finite float32 that reads back to the same bits,
 ** whether the reader uses strtof or strtod followed by a cast: %.6g when
-** that is exact, else %.9g (always exact). */
+** that is exact, else %.9g (always exact). The lexer rejects float32
+** literals whose decimal value exceeds FLT_MAX, which %.9g of FLT_MAX does
+** (3.40282347e+38): those get the exact value, %.17g. */
 static void fmt_float32(char buf[40], float v) {
   snprintf(buf, 40, "%.6g", (double)v);
   if (same_float(strtof(buf, NULL), v) && same_float((float)strtod(buf, NULL), v)) return;
   snprintf(buf, 40, "%.9g", (double)v);
+  if (fabs(strtod(buf, NULL)) > (double)FLT_MAX) snprintf(buf, 40, "%.17g", (double)v);
 }
 
 /* Decimal text of a finite double that strtod reads back exactly: %.6g when
@@ -108,7 +112,7 @@ static bool put_scalar(StrBuf *sb, const ConstData *c) {
   if (t.bits == 32) {
     float v;
     memcpy(&v, c->data, sizeof v);
-    if (is_nan(v)) return false;
+    if (isnan(v)) return false;
     if (isinf(v)) {
       sb_puts(sb, v < 0 ? "-inff" : "inff");
       return true;
@@ -120,7 +124,7 @@ static bool put_scalar(StrBuf *sb, const ConstData *c) {
   if (t.bits == 64) {
     double v;
     memcpy(&v, c->data, sizeof v);
-    if (is_nan(v) || isinf(v)) return false; /* only float32 infinity has a literal */
+    if (isnan(v) || isinf(v)) return false; /* only float32 infinity has a literal */
     fmt_float64(buf, v);
     sb_printf(sb, "%sf64", buf);
     return true;
@@ -129,7 +133,7 @@ static bool put_scalar(StrBuf *sb, const ConstData *c) {
     uint16_t h;
     memcpy(&h, c->data, sizeof h);
     double v = half_to_double(h);
-    if (is_nan(v) || isinf(v)) return false;
+    if (isnan(v) || isinf(v)) return false;
     /* A half has 11 significant bits: 6 decimal digits read back to the
     ** same half (checked anyway, as the parser reads it). */
     snprintf(buf, sizeof buf, "%.6g", v);
@@ -235,11 +239,14 @@ void ir_print_type(StrBuf *sb, const Type *t) {
 /* What the printer knows about one expression node (indexed by Expr.id). */
 typedef struct NodeInfo {
   int32_t binding;    /* N of its `%N = ...;` while that binding is in scope, else -1 */
+  int32_t bound_at;   /* while bound: the index in Printer.open of its scope */
   int32_t meta;       /* its index in meta[relay.Constant], else -1 */
   int32_t home;       /* the scope it is printed in (see "Scopes"), -1 if not reached */
   int32_t scope_base; /* first of the scopes it opens (if, match, fn, let group) */
   uint32_t name_gen;  /* name is valid when equal to Printer.gen */
-  uint32_t clean_of;  /* 1 + id of a variable its unbound subtree does not mention */
+  uint32_t binder_gen; /* its binder was printed in definition Printer.gen */
+  uint32_t clean_of;  /* 1 + id of a variable its subtree does not mention */
+  uint32_t dirty_of;  /* 1 + id of a variable its subtree mentions */
   uint8_t uses;       /* references from parent nodes (saturating) */
   bool seen;          /* visited by analyze */
   bool body_in;       /* reached as a body: let body, fn body, branch, clause */
@@ -247,7 +254,7 @@ typedef struct NodeInfo {
   const char *name;   /* printed variable name (scratch arena) */
 } NodeInfo;
 
-static const NodeInfo node_info_init = {-1, -1, -1, -1, 0, 0, 0, false, false, false, NULL};
+static const NodeInfo node_info_init = {-1, -1, -1, -1, -1, 0, 0, 0, 0, 0, false, false, false, NULL};
 
 /* A scope of the printed text: a body (definition, fn, branch, clause,
 ** let group). Scope 0 is the top level, above every body. */
@@ -595,6 +602,17 @@ static const char *var_name(Printer *P, const Expr *v) {
   return name;
 }
 
+/* The name of v where its binder is printed (a let, parameter or pattern
+** variable). A binder printed a second time (a node printed twice, see
+** "Scopes") binds a new variable for a reader, so it gets a fresh name,
+** used by the uses printed after it. */
+static const char *binder_name(Printer *P, const Expr *v) {
+  NodeInfo *vi = node_info(P, v);
+  if (vi->binder_gen == P->gen) vi->name_gen = 0;
+  vi->binder_gen = P->gen;
+  return var_name(P, v);
+}
+
 /* {==== Attribute values ====} */
 
 static void put_expr_inline(Printer *P, StrBuf *sb, const Expr *e);
@@ -642,7 +660,7 @@ static void put_attr_value(Printer *P, StrBuf *sb, const AttrValue *v) {
       sb_puts(sb, d < 0 ? "-inff" : "inff");
       break;
     }
-    if (is_nan(d)) {
+    if (isnan(d)) {
       sb_puts(sb, "nanf"); /* as TVM prints it; our lexer reads it back, TVM's cannot */
       break;
     }
@@ -851,14 +869,18 @@ static int open_index(Printer *P, int32_t scope) {
   return -1;
 }
 
-/* Whether the unbound part of e's subtree mentions var. Results are kept
-** per variable (clean_of), so checks against one pending let cost linear
-** time overall. */
-static bool mentions(Printer *P, const Expr *e, const Expr *var) {
+/* Whether e's subtree mentions var, the pending let var of open scope at.
+** A node bound in at or an outer open scope is known not to (it was bound
+** before that let began, or checked when bound during it); nodes bound in
+** newer scopes (a let group inside the value) are looked through. Results
+** are remembered per variable (clean_of / dirty_of), so the checks against
+** one pending let cost linear time overall. */
+static bool mentions(Printer *P, const Expr *e, const Expr *var, int at) {
   uint32_t mark = var->id + 1;
   if (e == var) return true;
   NodeInfo *ei = node_info(P, e);
-  if (ei->clean_of == mark || ei->binding >= 0) return false;
+  if (ei->clean_of == mark || (ei->binding >= 0 && ei->bound_at <= at)) return false;
+  if (ei->dirty_of == mark) return true;
   Vec(Frame) st = {0};
   VEC_PUSH(&st, ((Frame){e, 0, 0}));
   bool found = false;
@@ -871,14 +893,16 @@ static bool mentions(Printer *P, const Expr *e, const Expr *var) {
       continue;
     }
     f->next++;
-    if (c == var) {
+    NodeInfo *ci = node_info(P, c);
+    if (c == var || ci->dirty_of == mark) {
       found = true;
       break;
     }
-    NodeInfo *ci = node_info(P, c);
-    if (c->kind == EXPR_VAR || ci->clean_of == mark || ci->binding >= 0) continue;
+    if (c->kind == EXPR_VAR || ci->clean_of == mark || (ci->binding >= 0 && ci->bound_at <= at)) continue;
     VEC_PUSH(&st, ((Frame){c, 0, 0}));
   }
+  /* Every node on the path to the mention mentions var too. */
+  for (int i = 0; found && i < st.len; i++) node_info(P, st.data[i].e)->dirty_of = mark;
   VEC_FREE(&st);
   return found;
 }
@@ -892,11 +916,11 @@ static int bind_target(Printer *P, const Expr *e, int limit) {
   int h = open_index(P, node_info(P, e)->home);
   if (h < 0 || h > limit) h = limit;
   const Expr *v = P->open.data[h].pending;
-  if (v && mentions(P, e, v)) {
+  if (v && mentions(P, e, v, h)) {
     if (h == limit) return -1;
     h = limit;
     v = P->open.data[h].pending;
-    if (v && mentions(P, e, v)) return -1;
+    if (v && mentions(P, e, v, h)) return -1;
   }
   return h;
 }
@@ -1013,6 +1037,7 @@ static void bind_expr(Printer *P, const Expr *e, int at) {
   put_flat(P, &flat, e, at);
   int32_t n = P->next_binding++;
   node_info(P, e)->binding = n;
+  node_info(P, e)->bound_at = at;
   OpenScope *os = &P->open.data[at];
   VEC_PUSH(&os->bound, e->id);
   put_indent(os->out, os->indent);
@@ -1049,20 +1074,23 @@ static void hoist(Printer *P, const Expr *root, int at, bool bind_root) {
 }
 
 /* Writes a let value or a body's tail, a statement of open scope at: an
-** atom or `%N`; a node that belongs to an outer scope, or a shared let
-** value, is bound first (in its home); otherwise its flat form, children
-** hoisted. (A shared tail at home needs no binding: its other uses in
-** this scope came earlier and bound it already.) */
+** atom or `%N`; a node whose home is an outer scope is bound there first,
+** and so is a shared let value whose home is this scope; otherwise its
+** flat form, children hoisted. (A shared tail at home needs no binding:
+** its other uses in this scope came earlier and bound it already. A node
+** kept out of its home by a pending let prints in place: its other uses
+** print their own copies, as a re-parse of this text would.) */
 static void put_value(Printer *P, StrBuf *sb, const Expr *e, int at, bool tail) {
   if (is_atomic(e) || is_bound(P, e)) {
     put_atom(P, sb, e);
     return;
   }
   int home = open_index(P, node_info(P, e)->home);
+  if (home < 0 || home > at) home = at;
   bool shared = !tail && node_info(P, e)->uses > 1;
-  if ((home >= 0 && home < at) || shared) {
+  if (home < at || shared) {
     int target = bind_target(P, e, at);
-    if (target >= 0 && (target < at || shared)) {
+    if (target >= 0 && (target < at || (shared && target == home))) {
       hoist(P, e, target, true);
       put_atom(P, sb, e);
       return;
@@ -1070,6 +1098,43 @@ static void put_value(Printer *P, StrBuf *sb, const Expr *e, int at, bool tail) 
   }
   hoist(P, e, at, false);
   put_flat(P, sb, e, at);
+}
+
+/* Closes the innermost open scope: its bindings are forgotten. */
+static void close_scope(Printer *P) {
+  OpenScope *top = &VEC_LAST(&P->open);
+  for (int i = 0; i < top->bound.len; i++) P->info[top->bound.data[i]].binding = -1;
+  VEC_FREE(&top->bound);
+  P->open.len--;
+}
+
+/* Whether the let value e of open scope at, printed in place, would need
+** a child that mentions var (its own let var) bound above the let line. */
+static bool needs_group(Printer *P, const Expr *e, const Expr *var, int at) {
+  if (is_atomic(e) || is_bound(P, e)) return false;
+  for (int i = 0;; i++) {
+    const Expr *c = scope_child(e, i);
+    if (!c) return false;
+    if (!is_atomic(c) && !is_bound(P, c) && mentions(P, c, var, at)) return true;
+  }
+}
+
+/* Writes a let value of open scope at as a group `(` bindings value `)`
+** whose bindings come after the let var is declared, so they may mention
+** it (`let %g = (%0 = fn () { %g }; (%0, 1));` reads back as the tuple). */
+static void put_group_value(Printer *P, StrBuf *sb, const Expr *e, int at) {
+  int indent = P->open.data[at].indent;
+  sb_puts(sb, "(\n");
+  OpenScope os = {-1, sb, indent + 1, {0}, NULL};
+  VEC_PUSH(&P->open, os);
+  int gi = P->open.len - 1;
+  hoist(P, e, gi, false);
+  put_indent(sb, indent + 1);
+  put_flat(P, sb, e, gi);
+  sb_putc(sb, '\n');
+  close_scope(P);
+  put_indent(sb, indent);
+  sb_putc(sb, ')');
 }
 
 /* Prints the body e as lines at nesting level indent into sb: its let
@@ -1087,11 +1152,12 @@ static void print_body(Printer *P, StrBuf *sb, const Expr *e, int32_t scope, int
     const Expr *var = e->u.let.var, *value = e->u.let.value;
     bool anonymous = !var->u.var.name && node_info(P, var)->uses == 0;
     if (!anonymous) {
-      var_name(P, var); /* the binder is named before its value */
+      binder_name(P, var); /* the binder is named before its value */
       P->open.data[at].pending = var;
     }
     sb_clear(&line);
-    put_value(P, &line, value, at, false);
+    if (!anonymous && needs_group(P, value, var, at)) put_group_value(P, &line, value, at);
+    else put_value(P, &line, value, at, false);
     P->open.data[at].pending = NULL;
     if (!is_reference(P, value)) put_ty_comment(P, &line, value);
     put_indent(sb, indent);
@@ -1112,11 +1178,7 @@ static void print_body(Printer *P, StrBuf *sb, const Expr *e, int32_t scope, int
   put_indent(sb, indent);
   sb_printf(sb, "%s\n", sb_str(&line));
   sb_free(&line);
-  /* Close the scope. */
-  OpenScope *top = &P->open.data[at];
-  for (int i = 0; i < top->bound.len; i++) P->info[top->bound.data[i]].binding = -1;
-  VEC_FREE(&top->bound);
-  P->open.len--;
+  close_scope(P);
 }
 
 /* {==== Patterns and functions ====} */
@@ -1126,7 +1188,7 @@ static void put_pattern(Printer *P, StrBuf *sb, const Pattern *p) {
   case PAT_WILDCARD: sb_putc(sb, '_'); break;
   case PAT_VAR: {
     const Expr *v = p->u.var.var;
-    sb_printf(sb, "%%%s", var_name(P, v));
+    sb_printf(sb, "%%%s", binder_name(P, v));
     if (v->u.var.annot) {
       sb_puts(sb, ": ");
       ir_print_type(sb, v->u.var.annot);
@@ -1170,7 +1232,7 @@ static void put_func(Printer *P, StrBuf *sb, const Expr *fn, int indent, bool in
     const Expr *v = fn->u.func.params[i];
     if (!first) sb_puts(sb, ", ");
     first = false;
-    sb_printf(sb, "%%%s", var_name(P, v));
+    sb_printf(sb, "%%%s", binder_name(P, v));
     if (v->u.var.annot) {
       sb_puts(sb, ": ");
       ir_print_type(sb, v->u.var.annot);
@@ -1247,7 +1309,7 @@ static void put_expr_inline(Printer *P, StrBuf *sb, const Expr *e) {
     while (e->kind == EXPR_LET) {
       const Expr *var = e->u.let.var;
       if (var->u.var.name || node_info(P, var)->uses > 0) {
-        sb_printf(sb, "let %%%s", var_name(P, var));
+        sb_printf(sb, "let %%%s", binder_name(P, var));
         if (var->u.var.annot) {
           sb_puts(sb, ": ");
           ir_print_type(sb, var->u.var.annot);
@@ -1390,7 +1452,7 @@ void ir_print_module(StrBuf *out, const Module *m, const PrintOptions *opt) {
     begin_definition(&P);
     for (int i = 0; i < m->nfree_vars; i++) {
       const Expr *v = m->free_vars[i];
-      sb_printf(out, "free_var %%%s", var_name(&P, v));
+      sb_printf(out, "free_var %%%s", binder_name(&P, v));
       if (v->u.var.annot) {
         sb_puts(out, ": ");
         ir_print_type(out, v->u.var.annot);
