@@ -29,7 +29,16 @@ enum { MAX_DEPTH = 256 }; /* nested expressions, types, patterns, attribute valu
 typedef struct Binding {
   Symbol *name;
   Expr *var;
+  int prev;  /* scope: index of the binding this one shadows, or -1 */
 } Binding;
+
+/* Symbol -> index of its innermost binding in Parser.scope (open
+** addressing by pointer; heap, freed with the parser). */
+typedef struct ScopeMap {
+  Symbol **keys;
+  int *vals;
+  uint32_t cap, count;
+} ScopeMap;
 
 typedef struct TypeBinding {
   Symbol *name;
@@ -63,6 +72,7 @@ typedef struct Parser {
   bool expr_mode;
   jmp_buf bail;
   Vec(Binding) scope;          /* local variables, innermost last */
+  ScopeMap smap;               /* name -> innermost binding in scope */
   Vec(Binding) free_vars;
   Vec(TypeBinding) tscope;     /* type variables, innermost last */
   Vec(LetFrame) frames;        /* pending lets of the expressions being parsed */
@@ -171,16 +181,62 @@ static Span span_from(const Token *first, const Token *last) {
 
 /* {==== Scopes ====} */
 
+static uint32_t smap_slot(const ScopeMap *sm, Symbol *name) {
+  uint32_t i = name->hash & (sm->cap - 1);
+  while (sm->keys[i] && sm->keys[i] != name) i = (i + 1) & (sm->cap - 1);
+  return i;
+}
+
+static int smap_get(const ScopeMap *sm, Symbol *name) {
+  if (!sm->cap) return -1;
+  uint32_t i = smap_slot(sm, name);
+  return sm->keys[i] ? sm->vals[i] : -1;
+}
+
+static void smap_put(ScopeMap *sm, Symbol *name, int v) {
+  if ((sm->count + 1) * 2 > sm->cap) {
+    ScopeMap bigger = {0};
+    bigger.cap = sm->cap ? sm->cap * 2 : 64;
+    bigger.keys = rly_xcalloc(bigger.cap, sizeof(Symbol *));
+    bigger.vals = rly_xcalloc(bigger.cap, sizeof(int));
+    for (uint32_t k = 0; k < sm->cap; k++)
+      if (sm->keys[k]) {
+        uint32_t j = smap_slot(&bigger, sm->keys[k]);
+        bigger.keys[j] = sm->keys[k];
+        bigger.vals[j] = sm->vals[k];
+        bigger.count++;
+      }
+    free(sm->keys);
+    free(sm->vals);
+    *sm = bigger;
+  }
+  uint32_t i = smap_slot(sm, name);
+  if (!sm->keys[i]) {
+    sm->keys[i] = name;
+    sm->count++;
+  }
+  sm->vals[i] = v;
+}
+
 static void declare(Parser *p, Symbol *name, Expr *var) {
-  Binding b = {name, var};
+  Binding b = {name, var, smap_get(&p->smap, name)};
   VEC_PUSH(&p->scope, b);
+  smap_put(&p->smap, name, p->scope.len - 1);
+}
+
+/* Leaves scopes: drops the bindings from index len on. */
+static void scope_truncate(Parser *p, int len) {
+  while (p->scope.len > len) {
+    Binding *b = &p->scope.data[--p->scope.len];
+    smap_put(&p->smap, b->name, b->prev);
+  }
 }
 
 static Expr *lookup_var(Parser *p, Symbol *name) {
-  for (int i = p->scope.len - 1; i >= 0; i--)
-    if (p->scope.data[i].name == name) return p->scope.data[i].var;
-  for (int i = p->free_vars.len - 1; i >= 0; i--)
-    if (p->free_vars.data[i].name == name) return p->free_vars.data[i].var;
+  int i = smap_get(&p->smap, name);
+  if (i >= 0) return p->scope.data[i].var;
+  for (int k = p->free_vars.len - 1; k >= 0; k--)
+    if (p->free_vars.data[k].name == name) return p->free_vars.data[k].var;
   return NULL;
 }
 
@@ -688,7 +744,7 @@ static Expr *parse_match(Parser *p, Token *kw) {
     }
     p->pos += 2;
     c.body = parse_expr(p);
-    p->scope.len = mark;
+    scope_truncate(p, mark);
     AVEC_PUSH(p->m->arena, &clauses, c);
     if (!accept(p, TOK_COMMA) && !at(p, TOK_RBRACE)) {
       /* Clauses without commas are accepted when the body was a block. */
@@ -865,7 +921,7 @@ static Expr *parse_atom(Parser *p) {
 }
 
 /* call_part = ( expr (',' expr)* )? ( ','? ( attr_list | META ) )? ','? */
-static Expr *parse_call_args(Parser *p, Expr *callee) {
+static Expr *parse_call_args(Parser *p, Expr *callee, Span use) {
   Token *open = advance(p);
   Vec(Expr *) args = {0};
   KeyVals kv;
@@ -904,7 +960,7 @@ static Expr *parse_call_args(Parser *p, Expr *callee) {
   } else {
     attrs = generic_attrs(p, &kv);
   }
-  Expr *call = ir_call(p->m, callee->span, callee, args.data, args.len, attrs);
+  Expr *call = ir_call(p->m, use, callee, args.data, args.len, attrs);
   (void)open;
   if (meta_attrs) {
     PendingAttrs pa = {call, meta_attrs};
@@ -915,8 +971,9 @@ static Expr *parse_call_args(Parser *p, Expr *callee) {
 
 /* call = atom ( '(' call_part ')' )* */
 static Expr *parse_call(Parser *p) {
+  Span first = cur(p)->span; /* a variable's node carries its declaration's span */
   Expr *e = parse_atom(p);
-  while (at(p, TOK_LPAREN)) e = parse_call_args(p, e);
+  while (at(p, TOK_LPAREN)) e = parse_call_args(p, e, first);
   return e;
 }
 
@@ -1014,7 +1071,7 @@ static Expr *parse_expr(Parser *p) {
       if (accept(p, TOK_COLON)) annot = parse_type(p);
       if (!p->expr_mode) diag_error(p->d, t->span, "free_var is only allowed in expression files");
       Expr *var = declare_local(p, name, annot);
-      Binding b = {var->u.var.name, var};
+      Binding b = {var->u.var.name, var, -1};
       VEC_PUSH(&p->free_vars, b);
       expect(p, TOK_SEMI);
       continue;
@@ -1035,7 +1092,7 @@ static Expr *parse_expr(Parser *p) {
     result = ir_let(p->m, f->span, var, f->value, result);
   }
   p->frames.len = frame_base;
-  p->scope.len = scope_base;
+  scope_truncate(p, scope_base);
   return result;
 }
 
@@ -1090,7 +1147,7 @@ static Expr *parse_func(Parser *p, Token *start) {
   fn->u.func.attrs = generic_attrs(p, &kv);
   if (accept_arrow(p)) fn->u.func.ret = parse_type(p);
   fn->u.func.body = parse_block(p);
-  p->scope.len = smark;
+  scope_truncate(p, smark);
   p->tscope.len = tmark;
   return fn;
 }
@@ -1204,7 +1261,7 @@ typedef enum { STEP_TYPE, STEP_DEF, STEP_EXPR } Step;
 static bool guarded(Parser *p, Step step) {
   int scope = p->scope.len, tscope = p->tscope.len, frames = p->frames.len, depth = p->depth;
   if (setjmp(p->bail)) {
-    p->scope.len = scope;
+    scope_truncate(p, scope);
     p->tscope.len = tscope;
     p->frames.len = frames;
     p->depth = depth;
@@ -1363,6 +1420,8 @@ Module *parse_module(const SourceMap *sm, uint32_t file, Diag *d) {
   meta_free(md);
 
   VEC_FREE(&p->scope);
+  free(p->smap.keys);
+  free(p->smap.vals);
   VEC_FREE(&p->free_vars);
   VEC_FREE(&p->tscope);
   VEC_FREE(&p->frames);

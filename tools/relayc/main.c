@@ -12,6 +12,7 @@
 #include "ir/ir.h"
 #include "syntax/metadata.h"
 #include "syntax/parser.h"
+#include "types/infer.h"
 
 #define RELAYC_VERSION "0.1.0"
 
@@ -23,7 +24,7 @@ static const char usage_main[] =
     "usage: relayc <command> [options] FILE\n"
     "\n"
     "commands:\n"
-    "  check FILE    parse FILE, resolve every name, and report the errors\n"
+    "  check FILE    parse FILE, infer its types, and report the errors\n"
     "  fmt FILE      print FILE in canonical Relay text\n"
     "  help [CMD]    show help for a command\n"
     "\n"
@@ -31,18 +32,21 @@ static const char usage_main[] =
     "'-' reads standard input. Run 'relayc help CMD' or 'relayc CMD --help' for a\n"
     "command's options. Exit status: 0 success, 1 errors in the input, 2 usage.\n"
     "\n"
-    "Type inference, compiling to C and running models are not available yet\n"
+    "Compiling to C and running models are not available yet\n"
     "(see the status table in README.md).\n";
 
 static const char usage_check[] =
-    "usage: relayc check [--params FILE.params] FILE\n"
+    "usage: relayc check [--print] [--params FILE.params] FILE\n"
     "\n"
-    "Parses FILE and resolves every name (variables, globals, operators,\n"
-    "constructors, types, metadata constants). Errors are printed as\n"
+    "Parses FILE, resolves every name (variables, globals, operators,\n"
+    "constructors, types, metadata constants) and infers the type of every\n"
+    "expression: operator shapes and dtypes, polymorphic functions, ADTs,\n"
+    "if/match (match must be exhaustive), references. Errors are printed as\n"
     "FILE:LINE:COL: error: MESSAGE with the source line; several are reported\n"
     "in one run.\n"
     "\n"
     "options:\n"
+    "  --print         print the typed module, /* ty=... */ on every binding\n"
     "  --params FILE   bind @main's parameters to the tensors of a .params file\n"
     "                  (by name, as TVM's bind_params_by_name does)\n"
     "  -h, --help      show this help\n";
@@ -64,6 +68,7 @@ typedef struct Options {
   const char *input;
   const char *output;
   const char *params;
+  bool print;
 } Options;
 
 static int usage_error(const char *cmd_usage, const char *fmt, const char *arg) {
@@ -85,6 +90,8 @@ static int parse_options(int argc, char **argv, const char *usage, bool allow_ou
       if (a[8] == '=') o->params = a + 9;
       else if (i + 1 < argc) o->params = argv[++i];
       else return usage_error(usage, "option '%s' needs a file name", a);
+    } else if (!allow_output && strcmp(a, "--print") == 0) {
+      o->print = true;
     } else if (allow_output && strcmp(a, "-o") == 0) {
       if (i + 1 >= argc) return usage_error(usage, "option '%s' needs a file name", a);
       o->output = argv[++i];
@@ -101,7 +108,7 @@ static int parse_options(int argc, char **argv, const char *usage, bool allow_ou
 }
 
 /* Reads, parses and binds parameters. Returns the module, or NULL after
-** printing the diagnostics (or an I/O error). */
+** an I/O error (printed) or errors in d (the caller prints them). */
 static Module *load(const Options *o, SourceMap *sm, Diag *d) {
   char err[512];
   size_t len;
@@ -123,7 +130,6 @@ static Module *load(const Options *o, SourceMap *sm, Diag *d) {
       m = NULL;
     }
   }
-  diag_print(d, stderr);
   return m;
 }
 
@@ -135,7 +141,18 @@ static int cmd_check(int argc, char **argv) {
   Diag d;
   diag_init(&d, &sm);
   Module *m = load(&o, &sm, &d);
-  rc = m ? 0 : EXIT_USER;
+  rc = EXIT_USER;
+  if (m && ty_infer_module(m, &d)) {
+    rc = 0;
+    if (o.print) {
+      StrBuf out = {0};
+      PrintOptions popt = {.show_types = true, .show_metadata = true};
+      ir_print_module(&out, m, &popt);
+      fwrite(out.data, 1, out.len, stdout);
+      sb_free(&out);
+    }
+  }
+  diag_print(&d, stderr);
   module_free(m);
   diag_free(&d);
   srcmap_free(&sm);
@@ -150,6 +167,7 @@ static int cmd_fmt(int argc, char **argv) {
   Diag d;
   diag_init(&d, &sm);
   Module *m = load(&o, &sm, &d);
+  diag_print(&d, stderr);
   rc = EXIT_USER;
   if (m) {
     StrBuf out = {0};
