@@ -470,8 +470,7 @@ static AttrValue *conform(Module *m, const AttrField *f, AttrValue *v) {
   RLY_UNREACHABLE();
 }
 
-/* "an integer", "a string", ...: what a value is, for error messages. */
-static const char *value_desc(const AttrValue *v) {
+const char *attr_value_desc(const AttrValue *v) {
   switch (v->kind) {
   case AV_NONE: return "None";
   case AV_INT: return "an integer";
@@ -518,13 +517,13 @@ static void report_kind(Diag *d, Span at, const OpDef *op, const AttrField *f,
   const char *none = f->nullable ? " or None" : "";
   if (inner) {
     diag_error(d, at, "attribute '%s' of %s expects %s%s, found an array containing an array "
-               "containing %s", f->name, op->name, kind_desc(f->kind), none, value_desc(inner));
+               "containing %s", f->name, op->name, kind_desc(f->kind), none, attr_value_desc(inner));
   } else if (bad) {
     diag_error(d, at, "attribute '%s' of %s expects %s%s, found an array containing %s",
-               f->name, op->name, kind_desc(f->kind), none, value_desc(bad));
+               f->name, op->name, kind_desc(f->kind), none, attr_value_desc(bad));
   } else {
     diag_error(d, at, "attribute '%s' of %s expects %s%s, found %s", f->name, op->name,
-               kind_desc(f->kind), none, value_desc(v));
+               kind_desc(f->kind), none, attr_value_desc(v));
   }
 }
 

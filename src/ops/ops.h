@@ -88,6 +88,9 @@ int attrs_class_field(const AttrsClass *cls, const char *name, size_t len);
 Attrs *op_make_attrs(Module *m, const OpDef *op, Symbol **keys, AttrValue **values,
                      const Span *key_spans, int n, Diag *d);
 
+/* What a value is, for messages: "an integer", "a string", "None", ... */
+const char *attr_value_desc(const AttrValue *v);
+
 /* The default of field f as a fresh value in m's arena (None if required). */
 AttrValue *attr_default_value(Module *m, const AttrField *f);
 /* True when v equals f's default (printing omits such fields). Required

@@ -47,6 +47,10 @@ RelResult rel_error(RelCtx *rc, const char *fmt, ...) RLY_PRINTF(2, 3);
 ** argument in messages ("data", "weight"; NULL = "argument N"). */
 RelResult rel_tensor_arg(RelCtx *rc, Type *const *args, int i, const char *what, const Type **t);
 
+/* Arguments 0..n-1 as tensors (names[i] names argument i in messages, or
+** names is NULL): the first answer that is not REL_OK, else REL_OK. */
+RelResult rel_tensor_args(RelCtx *rc, Type *const *args, int n, const char *const *names, const Type **ts);
+
 /* Argument i as a tuple of tensors (concatenate, stack, einsum): REL_OK
 ** with *fields and *n set (fields are tensor types), REL_DEFER if the tuple or
 ** any field is not known yet, REL_ERROR otherwise. */

@@ -54,27 +54,12 @@ static Type *same_shape(RelCtx *rc, const Type *t, DType dt) {
   return rel_tensor(rc, dt, t->u.tensor.ndim, t->u.tensor.shape);
 }
 
-/* "an integer", "a string": what an attribute value is, for messages. */
-static const char *value_desc(const AttrValue *v) {
-  switch (v->kind) {
-  case AV_NONE: return "None";
-  case AV_INT: return "an integer";
-  case AV_FLOAT: return "a float";
-  case AV_BOOL: return "a boolean";
-  case AV_STR: return "a string";
-  case AV_ARRAY: return "an array";
-  case AV_META: return "a metadata object";
-  case AV_EXPR: return "an expression";
-  }
-  return "a value";
-}
-
 /* An integer attribute that must be a constant: REL_ERROR (reported) when it
 ** is symbolic (a metadata reference) or None. */
 static RelResult const_int_attr(RelCtx *rc, const Attrs *attrs, const char *field, int64_t *out) {
   if (rel_attr_int(attrs, field, out)) return REL_OK;
   return rel_error(rc, "attribute '%s' must be a constant integer, found %s", field,
-                   value_desc(rel_attr(attrs, field)));
+                   attr_value_desc(rel_attr(attrs, field)));
 }
 
 /* A required attribute (no default; missing reads as None). */
@@ -526,7 +511,7 @@ static RelResult device_attr(RelCtx *rc, const Attrs *attrs, const char *field) 
   const AttrValue *v = rel_attr(attrs, field);
   if (v->kind == AV_NONE || v->kind == AV_META) return REL_OK;
   return rel_error(rc, "attribute '%s' must be a VirtualDevice (meta[VirtualDevice][i]) or None, found %s", field,
-                   value_desc(v));
+                   attr_value_desc(v));
 }
 
 /* stop_fusion (a tensor), compiler_begin/compiler_end (any type; 'compiler'

@@ -110,16 +110,6 @@ static bool bad_nargs(RelCtx *rc, int nargs) {
   return true;
 }
 
-/* Arguments 0..n-1 as tensors (names for messages); the first that is not
-** known defers, the first that is not a tensor is the error. */
-static RelResult tensor_args(RelCtx *rc, Type *const *args, int n, const char *const *names, const Type **ts) {
-  for (int i = 0; i < n; i++) {
-    RelResult r = rel_tensor_arg(rc, args, i, names[i], &ts[i]);
-    if (r != REL_OK) return r;
-  }
-  return REL_OK;
-}
-
 /* {==== Attributes ====} */
 
 /* An integer attribute: its value, UNK when symbolic, and *none when None. */
@@ -307,7 +297,7 @@ RelResult rel_nn_conv(RelCtx *rc, Type *const *args, int nargs, const Attrs *att
   if (bad_nargs(rc, nargs)) return REL_ERROR;
   static const char *const names[] = {"data", "weight"};
   const Type *t[2];
-  RelResult r = tensor_args(rc, args, 2, names, t);
+  RelResult r = rel_tensor_args(rc, args, 2, names, t);
   if (r != REL_OK) return r;
   const Type *data = t[0], *weight = t[1];
 
@@ -459,7 +449,7 @@ RelResult rel_nn_dense(RelCtx *rc, Type *const *args, int nargs, const Attrs *at
   static const char *const dnames[] = {"data", "weight"}, *const mnames[] = {"tensor_a", "tensor_b"};
   const char *const *names = dense ? dnames : mnames;
   const Type *t[2];
-  RelResult r = tensor_args(rc, args, 2, names, t);
+  RelResult r = rel_tensor_args(rc, args, 2, names, t);
   if (r != REL_OK) return r;
   bool ta = dense ? false : rel_attr_bool(attrs, "transpose_a");
   bool tb = dense ? true : rel_attr_bool(attrs, "transpose_b");
@@ -496,7 +486,7 @@ RelResult rel_nn_batch_matmul(RelCtx *rc, Type *const *args, int nargs, const At
   if (bad_nargs(rc, nargs)) return REL_ERROR;
   static const char *const names[] = {"tensor_a", "tensor_b"};
   const Type *t[2];
-  RelResult r = tensor_args(rc, args, 2, names, t);
+  RelResult r = rel_tensor_args(rc, args, 2, names, t);
   if (r != REL_OK) return r;
   const Type *x = t[0], *y = t[1];
   char b1[128], b2[128];
@@ -557,7 +547,7 @@ RelResult rel_nn_bias_add(RelCtx *rc, Type *const *args, int nargs, const Attrs 
   static const char *const bnames[] = {"data", "bias"}, *const pnames[] = {"data", "alpha"};
   const char *const *names = rc->op->id == OP_PRELU ? pnames : bnames;
   const Type *t[2];
-  RelResult r = tensor_args(rc, args, 2, names, t);
+  RelResult r = rel_tensor_args(rc, args, 2, names, t);
   if (r != REL_OK) return r;
   int64_t axis;
   if (!norm_axis(rc, attrs, t[0], &axis)) return REL_ERROR;
@@ -573,7 +563,7 @@ RelResult rel_nn_batch_norm(RelCtx *rc, Type *const *args, int nargs, const Attr
   if (bad_nargs(rc, nargs)) return REL_ERROR;
   static const char *const names[] = {"data", "gamma", "beta", "moving_mean", "moving_var"};
   const Type *t[5];
-  RelResult r = tensor_args(rc, args, 5, names, t);
+  RelResult r = rel_tensor_args(rc, args, 5, names, t);
   if (r != REL_OK) return r;
   int64_t axis;
   if (!norm_axis(rc, attrs, t[0], &axis)) return REL_ERROR;
@@ -596,7 +586,7 @@ RelResult rel_nn_norm(RelCtx *rc, Type *const *args, int nargs, const Attrs *att
   if (bad_nargs(rc, nargs)) return REL_ERROR;
   static const char *const names[] = {"data", "gamma", "beta"};
   const Type *t[3];
-  RelResult r = tensor_args(rc, args, 3, names, t);
+  RelResult r = rel_tensor_args(rc, args, 3, names, t);
   if (r != REL_OK) return r;
   char b1[128];
   if (rc->op->id == OP_INSTANCE_NORM && rank_of(t[0]) < 3)
@@ -804,7 +794,7 @@ RelResult rel_nn_pad(RelCtx *rc, Type *const *args, int nargs, const Attrs *attr
   if (bad_nargs(rc, nargs)) return REL_ERROR;
   static const char *const names[] = {"data", "pad_value"};
   const Type *t[2];
-  RelResult r = tensor_args(rc, args, 2, names, t);
+  RelResult r = rel_tensor_args(rc, args, 2, names, t);
   if (r != REL_OK) return r;
   const Type *data = t[0];
   char b1[128];
@@ -840,7 +830,7 @@ RelResult rel_nn_dyn_pad(RelCtx *rc, Type *const *args, int nargs, const Attrs *
   if (bad_nargs(rc, nargs)) return REL_ERROR;
   static const char *const names[] = {"data", "pad_width", "pad_value"};
   const Type *t[3];
-  RelResult r = tensor_args(rc, args, 3, names, t);
+  RelResult r = rel_tensor_args(rc, args, 3, names, t);
   if (r != REL_OK) return r;
   const Type *data = t[0], *pw = t[1];
   char b1[128], b2[128];
@@ -933,7 +923,7 @@ RelResult rel_nn_dyn_upsampling(RelCtx *rc, Type *const *args, int nargs, const 
   static const char *const names3[] = {"data", "scale_d", "scale_h", "scale_w"};
   const char *const *names = n == 3 ? names3 : names2;
   const Type *t[4];
-  RelResult r = tensor_args(rc, args, n + 1, names, t);
+  RelResult r = rel_tensor_args(rc, args, n + 1, names, t);
   if (r != REL_OK) return r;
   char prim[MAXR + 1];
   snprintf(prim, sizeof prim, "NC%s", spatial_axes[n]);
@@ -979,7 +969,7 @@ RelResult rel_nn_dyn_resize2d(RelCtx *rc, Type *const *args, int nargs, const At
   if (bad_nargs(rc, nargs)) return REL_ERROR;
   static const char *const names[] = {"data", "size", "roi"};
   const Type *t[3];
-  RelResult r = tensor_args(rc, args, 3, names, t);
+  RelResult r = rel_tensor_args(rc, args, 3, names, t);
   if (r != REL_OK) return r;
   char b1[128];
   for (int i = 1; i < 3; i++) {

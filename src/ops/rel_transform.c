@@ -86,16 +86,6 @@ static const char *list_str(const int64_t *v, int n, char *buf, size_t size) {
   return buf;
 }
 
-/* Fetches the tensor arguments 0..n-1 (names[i] names argument i in
-** messages). Returns the first answer that is not REL_OK. */
-static RelResult tensor_args(RelCtx *rc, Type *const *args, int n, const char *const *names, const Type **ts) {
-  for (int i = 0; i < n; i++) {
-    RelResult r = rel_tensor_arg(rc, args, i, names[i], &ts[i]);
-    if (r != REL_OK) return r;
-  }
-  return REL_OK;
-}
-
 /* "axis 3 is out of range for rank 2" unless -ndim <= axis < ndim. */
 static RelResult norm_axis(RelCtx *rc, const char *what, int64_t axis, int ndim, int64_t *out) {
   if (!rel_norm_axis(axis, ndim, out))
@@ -397,7 +387,7 @@ RelResult rel_reshape_like(RelCtx *rc, Type *const *args, int nargs, const Attrs
   (void)nargs;
   static const char *const names[] = {"data", "shape_like"};
   const Type *t[2];
-  RelResult r = tensor_args(rc, args, 2, names, t);
+  RelResult r = rel_tensor_args(rc, args, 2, names, t);
   if (r != REL_OK) return r;
   int nd = rank(t[0]), nl = rank(t[1]);
   int64_t lb = 0, le = 0, rb = 0, re = 0;
@@ -773,7 +763,7 @@ RelResult rel_slice_like(RelCtx *rc, Type *const *args, int nargs, const Attrs *
   (void)nargs;
   static const char *const names[] = {"data", "shape_like"};
   const Type *t[2];
-  RelResult r = tensor_args(rc, args, 2, names, t);
+  RelResult r = rel_tensor_args(rc, args, 2, names, t);
   if (r != REL_OK) return r;
   int nd = rank(t[0]), nl = rank(t[1]);
   const int64_t *ds = shape(t[0]), *ls = shape(t[1]);
@@ -823,7 +813,7 @@ RelResult rel_take(RelCtx *rc, Type *const *args, int nargs, const Attrs *attrs,
   (void)nargs;
   static const char *const names[] = {"data", "indices"};
   const Type *t[2];
-  RelResult r = tensor_args(rc, args, 2, names, t);
+  RelResult r = rel_tensor_args(rc, args, 2, names, t);
   if (r != REL_OK) return r;
   if ((r = need_index_dtype(rc, t[1], "indices", true)) != REL_OK) return r;
   static const char *const modes[] = {"clip", "wrap", "fast", NULL};
@@ -861,7 +851,7 @@ RelResult rel_gather(RelCtx *rc, Type *const *args, int nargs, const Attrs *attr
   (void)nargs;
   static const char *const names[] = {"data", "indices"};
   const Type *t[2];
-  RelResult r = tensor_args(rc, args, 2, names, t);
+  RelResult r = rel_tensor_args(rc, args, 2, names, t);
   if (r != REL_OK) return r;
   if ((r = need_index_dtype(rc, t[1], "indices", false)) != REL_OK) return r;
   int nd = rank(t[0]);
@@ -888,7 +878,7 @@ RelResult rel_gather_nd(RelCtx *rc, Type *const *args, int nargs, const Attrs *a
   (void)nargs;
   static const char *const names[] = {"data", "indices"};
   const Type *t[2];
-  RelResult r = tensor_args(rc, args, 2, names, t);
+  RelResult r = rel_tensor_args(rc, args, 2, names, t);
   if (r != REL_OK) return r;
   if ((r = need_index_dtype(rc, t[1], "indices", true)) != REL_OK) return r;
   int nd = rank(t[0]), ni = rank(t[1]);
@@ -933,7 +923,7 @@ RelResult rel_scatter_elements(RelCtx *rc, Type *const *args, int nargs, const A
   (void)nargs;
   static const char *const names[] = {"data", "indices", "updates"};
   const Type *t[3];
-  RelResult r = tensor_args(rc, args, 3, names, t);
+  RelResult r = rel_tensor_args(rc, args, 3, names, t);
   if (r != REL_OK) return r;
   if ((r = need_index_dtype(rc, t[1], "indices", true)) != REL_OK) return r;
   if ((r = same_dtype(rc, t[0], "data", t[2], "updates")) != REL_OK) return r;
@@ -960,7 +950,7 @@ RelResult rel_scatter_nd(RelCtx *rc, Type *const *args, int nargs, const Attrs *
   (void)nargs;
   static const char *const names[] = {"data", "indices", "updates"};
   const Type *t[3];
-  RelResult r = tensor_args(rc, args, 3, names, t);
+  RelResult r = rel_tensor_args(rc, args, 3, names, t);
   if (r != REL_OK) return r;
   if ((r = need_index_dtype(rc, t[1], "indices", true)) != REL_OK) return r;
   if ((r = same_dtype(rc, t[0], "data", t[2], "updates")) != REL_OK) return r;
@@ -1028,7 +1018,7 @@ RelResult rel_broadcast_to_like(RelCtx *rc, Type *const *args, int nargs, const 
   (void)attrs;
   static const char *const names[] = {"data", "broadcast_type"};
   const Type *t[2];
-  RelResult r = tensor_args(rc, args, 2, names, t);
+  RelResult r = rel_tensor_args(rc, args, 2, names, t);
   if (r != REL_OK) return r;
   if ((r = same_dtype(rc, t[0], "data", t[1], "broadcast_type")) != REL_OK) return r;
   if (!broadcasts_to(shape(t[0]), rank(t[0]), shape(t[1]), rank(t[1]))) {
@@ -1102,7 +1092,7 @@ RelResult rel_reverse_sequence(RelCtx *rc, Type *const *args, int nargs, const A
   (void)nargs;
   static const char *const names[] = {"data", "seq_lengths"};
   const Type *t[2];
-  RelResult r = tensor_args(rc, args, 2, names, t);
+  RelResult r = rel_tensor_args(rc, args, 2, names, t);
   if (r != REL_OK) return r;
   char b1[256], b2[256];
   if (rank(t[1]) != 1 || !is_int_dtype(dtype(t[1])))
@@ -1239,7 +1229,7 @@ RelResult rel_one_hot(RelCtx *rc, Type *const *args, int nargs, const Attrs *att
   bool dyn = rc->op->id == OP_DYN_ONE_HOT;
   static const char *const names[] = {"indices", "on_value", "off_value", "depth"};
   const Type *t[4];
-  RelResult r = tensor_args(rc, args, dyn ? 4 : 3, names, t);
+  RelResult r = rel_tensor_args(rc, args, dyn ? 4 : 3, names, t);
   if (r != REL_OK) return r;
   if ((r = need_scalar(rc, t[1], "on_value")) != REL_OK) return r;
   if ((r = need_scalar(rc, t[2], "off_value")) != REL_OK) return r;
@@ -1293,7 +1283,7 @@ RelResult rel_arange(RelCtx *rc, Type *const *args, int nargs, const Attrs *attr
   (void)nargs;
   static const char *const names[] = {"start", "stop", "step"};
   const Type *t[3];
-  RelResult r = tensor_args(rc, args, 3, names, t);
+  RelResult r = rel_tensor_args(rc, args, 3, names, t);
   if (r != REL_OK) return r;
   DType dt;
   if (!rel_attr_dtype(attrs, "dtype", &dt)) return rel_error(rc, "attribute 'dtype' is required");
@@ -1547,7 +1537,7 @@ RelResult rel_sparse_to_dense(RelCtx *rc, Type *const *args, int nargs, const At
   bool dyn = rc->op->id == OP_DYN_SPARSE_TO_DENSE;
   static const char *const names[] = {"sparse_indices", "sparse_values", "default_value", "output_shape"};
   const Type *t[4];
-  RelResult r = tensor_args(rc, args, dyn ? 4 : 3, names, t);
+  RelResult r = rel_tensor_args(rc, args, dyn ? 4 : 3, names, t);
   if (r != REL_OK) return r;
   char b[256];
   if (!is_int_dtype(dtype(t[0])) || rank(t[0]) > 2)
@@ -1579,7 +1569,7 @@ RelResult rel_dyn_broadcast_to(RelCtx *rc, Type *const *args, int nargs, const A
   (void)attrs;
   static const char *const names[] = {"data", "shape"};
   const Type *t[2];
-  RelResult r = tensor_args(rc, args, 2, names, t);
+  RelResult r = rel_tensor_args(rc, args, 2, names, t);
   if (r != REL_OK) return r;
   int64_t len = 0;
   if ((r = static_len(rc, t[1], "shape", &len)) != REL_OK) return r;
@@ -1594,7 +1584,7 @@ RelResult rel_dyn_expand_dims(RelCtx *rc, Type *const *args, int nargs, const At
   (void)nargs;
   static const char *const names[] = {"data", "axis"};
   const Type *t[2];
-  RelResult r = tensor_args(rc, args, 2, names, t);
+  RelResult r = rel_tensor_args(rc, args, 2, names, t);
   if (r != REL_OK) return r;
   if ((r = need_scalar(rc, t[1], "axis")) != REL_OK) return r;
   if ((r = need_index_dtype(rc, t[1], "axis", true)) != REL_OK) return r;
@@ -1610,7 +1600,7 @@ RelResult rel_dyn_full(RelCtx *rc, Type *const *args, int nargs, const Attrs *at
   (void)nargs;
   static const char *const names[] = {"fill_value", "shape"};
   const Type *t[2];
-  RelResult r = tensor_args(rc, args, 2, names, t);
+  RelResult r = rel_tensor_args(rc, args, 2, names, t);
   if (r != REL_OK) return r;
   if ((r = need_scalar(rc, t[0], "fill_value")) != REL_OK) return r;
   int64_t len = 0;
@@ -1635,7 +1625,7 @@ RelResult rel_dyn_reshape(RelCtx *rc, Type *const *args, int nargs, const Attrs 
   (void)attrs;
   static const char *const names[] = {"data", "newshape"};
   const Type *t[2];
-  RelResult r = tensor_args(rc, args, 2, names, t);
+  RelResult r = rel_tensor_args(rc, args, 2, names, t);
   if (r != REL_OK) return r;
   int64_t len = 0;
   if ((r = static_len(rc, t[1], "newshape", &len)) != REL_OK) return r;
@@ -1648,7 +1638,7 @@ RelResult rel_dyn_squeeze(RelCtx *rc, Type *const *args, int nargs, const Attrs 
   (void)attrs;
   static const char *const names[] = {"data", "axes"};
   const Type *t[2];
-  RelResult r = tensor_args(rc, args, 2, names, t);
+  RelResult r = rel_tensor_args(rc, args, 2, names, t);
   if (r != REL_OK) return r;
   int64_t len = 0;
   if ((r = static_len(rc, t[1], "axes", &len)) != REL_OK) return r;
@@ -1665,7 +1655,7 @@ RelResult rel_dyn_strided_slice(RelCtx *rc, Type *const *args, int nargs, const 
   (void)nargs;
   static const char *const names[] = {"data", "begin", "end", "strides"};
   const Type *t[4];
-  RelResult r = tensor_args(rc, args, 4, names, t);
+  RelResult r = rel_tensor_args(rc, args, 4, names, t);
   if (r != REL_OK) return r;
   static const char *const modes[] = {"end", "size", NULL};
   int mode = 0;
@@ -1695,7 +1685,7 @@ RelResult rel_dyn_tile(RelCtx *rc, Type *const *args, int nargs, const Attrs *at
   (void)attrs;
   static const char *const names[] = {"data", "reps"};
   const Type *t[2];
-  RelResult r = tensor_args(rc, args, 2, names, t);
+  RelResult r = rel_tensor_args(rc, args, 2, names, t);
   if (r != REL_OK) return r;
   int64_t len = 0;
   if ((r = static_len(rc, t[1], "reps", &len)) != REL_OK) return r;

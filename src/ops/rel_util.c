@@ -33,6 +33,14 @@ RelResult rel_tensor_arg(RelCtx *rc, Type *const *args, int i, const char *what,
   return REL_OK;
 }
 
+RelResult rel_tensor_args(RelCtx *rc, Type *const *args, int n, const char *const *names, const Type **ts) {
+  for (int i = 0; i < n; i++) {
+    RelResult r = rel_tensor_arg(rc, args, i, names ? names[i] : NULL, &ts[i]);
+    if (r != REL_OK) return r;
+  }
+  return REL_OK;
+}
+
 RelResult rel_tuple_arg(RelCtx *rc, Type *const *args, int i, const char *what, Type *const **fields, int *n) {
   const Type *a = args[i];
   if (!a || a->kind == TYPE_INCOMPLETE) return REL_DEFER;

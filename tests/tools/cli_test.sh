@@ -74,6 +74,14 @@ expect 1 "does not fit float32" "$relayc" check "$tmp/bigfloat.relay"
 printf '#[version = "0.0.5"]\ndef @main() {\n  1e999999999999999999f64\n}\n' >"$tmp/bigexp.relay"
 expect 1 "does not fit float64" "$relayc" check "$tmp/bigexp.relay"
 
+# Long chains are handled without deep recursion: 100,000 lets and a
+# 100,000-deep graph-binding chain check (types included) and print on a
+# 1 MiB stack.
+awk 'BEGIN { print "#[version = \"0.0.5\"]"; print "def @main(%x0: float32) -> float32 {"; for (i = 1; i <= 100000; i++) printf "  let %%x%d = add(%%x%d, 1f);\n", i, i - 1; print "  %x100000"; print "}" }' >"$tmp/lets.relay"
+expect 0 "" sh -c "ulimit -s 1024 && \"$relayc\" check \"$tmp/lets.relay\" && \"$relayc\" fmt \"$tmp/lets.relay\" >/dev/null"
+awk 'BEGIN { print "#[version = \"0.0.5\"]"; print "def @main(%x: Tensor[(2), float32]) {"; print "  %0 = add(%x, %x);"; for (i = 1; i < 100000; i++) printf "  %%%d = multiply(%%%d, %%x);\n", i, i - 1; print "  %99999"; print "}" }' >"$tmp/graph.relay"
+expect 0 "" sh -c "ulimit -s 1024 && \"$relayc\" check \"$tmp/graph.relay\" && \"$relayc\" fmt \"$tmp/graph.relay\" >/dev/null"
+
 # Malformed metadata sections.
 meta() { printf '#[version = "0.0.5"]\ndef @main() {\n  meta[relay.Constant][0]\n}\n#[metadata]\n%s\n' "$1" >"$tmp/meta.relay"; }
 meta '{"root": 1, "nodes": [{"type_key": ""}, {"type_key": "Map", "keys": ["relay.Constant"], "data": [2]}'
