@@ -4,6 +4,7 @@
 set -e
 need=""
 [ -f /usr/include/cjson/cJSON.h ] || need="$need libcjson-dev"
+[ -f /usr/include/dlpack/dlpack.h ] || need="$need libdlpack-dev"
 command -v cmake >/dev/null 2>&1 || need="$need cmake"
 if [ "${1:-}" = fuzz ]; then
   command -v clang >/dev/null 2>&1 || need="$need clang"

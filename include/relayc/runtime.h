@@ -1,0 +1,254 @@
+/* relayc/runtime.h: the relayc runtime, used by the interpreter and (later)
+** by generated code.
+**
+** Values are refcounted objects with one common header: tensors (DLPack
+** DLTensor inside), tuples, ADT values (constructor tag + fields), closures
+** (code + captured environment) and references. Every allocation goes
+** through one hook (rlyrt_set_allocator). Functions that can fail return an
+** rlyrt_status; the message of the last failure is thread-local
+** (rlyrt_last_error). Bad input never aborts the process.
+**
+** Ownership (as in QuickJS): a `const` or "borrowed" pointer parameter is
+** not kept; a function that keeps or consumes an argument says `_take` in
+** its name; a returned object is owned by the caller (refcount 1) unless
+** the comment says "borrowed". Refcounts are not atomic: an object is used
+** by one thread at a time, except static constants (RLYRT_REFCOUNT_STATIC),
+** which retain/release never touch.
+**
+** bool tensors use TVM's dtype {kDLUInt, 1, 1} and one byte per element. */
+#ifndef RELAYC_RUNTIME_H
+#define RELAYC_RUNTIME_H
+
+#include <dlpack/dlpack.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define RLYRT_MUST_CHECK __attribute__((warn_unused_result))
+#define RLYRT_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define RLYRT_MUST_CHECK
+#define RLYRT_PRINTF(f, a)
+#endif
+
+/* {==== Status and errors ====} */
+
+typedef enum rlyrt_status {
+  RLYRT_OK = 0,
+  RLYRT_E_ARG = -1,          /* a bad argument: count, kind, dtype, shape, name */
+  RLYRT_E_NOMEM = -2,        /* an allocation failed */
+  RLYRT_E_IO = -3,           /* a file could not be read or written, or is malformed */
+  RLYRT_E_MATCH = -4,        /* match? found no clause */
+  RLYRT_E_RUNTIME = -5,      /* a run-time failure of the program (index out of range, ...) */
+  RLYRT_E_UNSUPPORTED = -6,  /* a dtype, layout or op the runtime does not support */
+  RLYRT_E_INTERNAL = -7,     /* a bug in relayc */
+} rlyrt_status;
+
+/* "RLYRT_E_ARG", ... */
+const char *rlyrt_status_name(rlyrt_status s);
+/* The message of the last failure on this thread ("" if none). Borrowed,
+** valid until the next failure on this thread. */
+const char *rlyrt_last_error(void);
+/* Sets this thread's message (printf format) and returns s. */
+rlyrt_status rlyrt_error(rlyrt_status s, const char *fmt, ...) RLYRT_PRINTF(2, 3);
+void rlyrt_clear_error(void);
+
+/* {==== Allocation ====} */
+
+typedef struct rlyrt_allocator {
+  void *(*alloc)(void *ctx, size_t size, size_t align);  /* NULL on failure */
+  void (*free)(void *ctx, void *p);
+  void *ctx;
+} rlyrt_allocator;
+
+/* Replaces the allocator (NULL restores the default, aligned malloc). Call
+** before any object exists; not thread-safe. */
+void rlyrt_set_allocator(const rlyrt_allocator *a);
+/* size bytes aligned to align (a power of two); NULL with RLYRT_E_NOMEM set. */
+void *rlyrt_alloc(size_t size, size_t align);
+void rlyrt_free(void *p);
+
+/* {==== Objects ====} */
+
+typedef enum rlyrt_kind {
+  RLYRT_TENSOR = 1,
+  RLYRT_TUPLE = 2,
+  RLYRT_ADT = 3,
+  RLYRT_CLOSURE = 4,
+  RLYRT_REF = 5,
+} rlyrt_kind;
+
+#define RLYRT_REFCOUNT_STATIC INT32_MAX
+
+typedef struct rlyrt_object {
+  int32_t refcount;  /* RLYRT_REFCOUNT_STATIC: never freed */
+  uint16_t kind;     /* rlyrt_kind */
+  uint16_t flags;
+} rlyrt_object;
+
+/* Returns o (NULL is fine). */
+rlyrt_object *rlyrt_retain(rlyrt_object *o);
+/* Drops one reference; frees o and what it holds when the last goes (long
+** lists are freed without recursion). NULL is a no-op. */
+void rlyrt_release(rlyrt_object *o);
+
+typedef struct rlyrt_tensor {
+  rlyrt_object obj;
+  DLTensor dl;           /* dl.data 64-byte aligned, dl.shape -> shape_buf, dl.strides NULL */
+  int64_t shape_buf[];   /* dl.ndim entries */
+} rlyrt_tensor;
+
+typedef struct rlyrt_tuple {
+  rlyrt_object obj;
+  int32_t n;
+  rlyrt_object *fields[];  /* owned */
+} rlyrt_tuple;
+
+typedef struct rlyrt_adt {
+  rlyrt_object obj;
+  int32_t tag;             /* constructor index in its type definition */
+  int32_t n;
+  const char *ctor;        /* constructor name (static storage), for printing */
+  rlyrt_object *fields[];  /* owned */
+} rlyrt_adt;
+
+typedef struct rlyrt_closure {
+  rlyrt_object obj;
+  const void *code;        /* what to run: an IR function (interpreter) or a C function */
+  int32_t nenv;
+  rlyrt_object *env[];     /* captured values, owned */
+} rlyrt_closure;
+
+typedef struct rlyrt_ref {
+  rlyrt_object obj;
+  rlyrt_object *value;     /* owned */
+} rlyrt_ref;
+
+#define RLYRT_AS_TENSOR(o) ((rlyrt_tensor *)(o))
+#define RLYRT_AS_TUPLE(o) ((rlyrt_tuple *)(o))
+#define RLYRT_AS_ADT(o) ((rlyrt_adt *)(o))
+#define RLYRT_AS_CLOSURE(o) ((rlyrt_closure *)(o))
+#define RLYRT_AS_REF(o) ((rlyrt_ref *)(o))
+
+/* A tensor of dtype and shape with uninitialised data (zeroed when zero is
+** true). NULL with the error set on failure (bad dtype, size overflow, no
+** memory). */
+rlyrt_tensor *rlyrt_tensor_new(DLDataType dtype, int32_t ndim, const int64_t *shape, bool zero);
+/* A copy of a CPU, compact (strides NULL or row-major) DLTensor. */
+rlyrt_tensor *rlyrt_tensor_copy_dl(const DLTensor *src);
+int64_t rlyrt_tensor_numel(const rlyrt_tensor *t);
+size_t rlyrt_tensor_nbytes(const rlyrt_tensor *t);
+/* Bytes per element (bool: 1). 0 for a dtype the runtime does not support. */
+size_t rlyrt_dtype_bytes(DLDataType t);
+bool rlyrt_dtype_eq(DLDataType a, DLDataType b);
+/* "float32", "bool", "int8", ...; writes into buf (>= 32 bytes). */
+const char *rlyrt_dtype_name(DLDataType t, char *buf);
+
+/* Containers with NULL fields; fill them with the _take setters. */
+rlyrt_tuple *rlyrt_tuple_new(int32_t n);
+rlyrt_adt *rlyrt_adt_new(int32_t tag, const char *ctor, int32_t n);
+rlyrt_closure *rlyrt_closure_new(const void *code, int32_t nenv);
+/* Stores v (consumed) in field i, releasing what was there. */
+void rlyrt_tuple_set_take(rlyrt_tuple *t, int32_t i, rlyrt_object *v);
+void rlyrt_adt_set_take(rlyrt_adt *a, int32_t i, rlyrt_object *v);
+void rlyrt_closure_set_take(rlyrt_closure *c, int32_t i, rlyrt_object *v);
+/* A reference holding v (consumed). */
+rlyrt_ref *rlyrt_ref_new_take(rlyrt_object *v);
+/* Replaces the referenced value with v (consumed). */
+void rlyrt_ref_write_take(rlyrt_ref *r, rlyrt_object *v);
+
+/* {==== Scalars of tensors (for kernels written for clarity) ====}
+** Element i (row-major) of t, converted; and the inverse. Integers go
+** through int64_t, floats (float16 included) through double. */
+double rlyrt_get_f64(const rlyrt_tensor *t, int64_t i);
+int64_t rlyrt_get_i64(const rlyrt_tensor *t, int64_t i);
+void rlyrt_set_f64(rlyrt_tensor *t, int64_t i, double v);
+void rlyrt_set_i64(rlyrt_tensor *t, int64_t i, int64_t v);
+bool rlyrt_dtype_is_float(DLDataType t);
+/* IEEE half <-> float. */
+float rlyrt_half_to_float(uint16_t h);
+uint16_t rlyrt_float_to_half(float f);
+
+/* {==== Printing and comparing values ====} */
+
+/* Prints v readably: tensors like NumPy (all elements up to 1000, then
+** elided), tuples as (a, b), ADT values as Cons(1, Nil), closures as
+** <closure>, references as ref(v). */
+void rlyrt_value_print(FILE *out, const rlyrt_object *v);
+
+/* {==== .npy files ====} */
+
+/* Reads a .npy file (format 1.0, 2.0 or 3.0; C or Fortran order; dtypes
+** bool, int8/16/32/64, uint8/16/32/64, float16/32/64, little- or
+** big-endian). Truncated or inconsistent files are RLYRT_E_IO with a
+** message naming the file and the problem. */
+rlyrt_status rlyrt_npy_load(const char *path, rlyrt_tensor **out) RLYRT_MUST_CHECK;
+/* The same from a buffer (name is used in messages). */
+rlyrt_status rlyrt_npy_parse(const void *buf, size_t n, const char *name, rlyrt_tensor **out) RLYRT_MUST_CHECK;
+/* Writes t as a .npy file (format 1.0, C order, little-endian). */
+rlyrt_status rlyrt_npy_save(const char *path, const rlyrt_tensor *t) RLYRT_MUST_CHECK;
+
+/* {==== Reference kernels ====} */
+
+typedef enum rlyrt_attr_kind {
+  RLYRT_ATTR_NONE = 0,
+  RLYRT_ATTR_INT = 1,    /* ints and bools (0/1) */
+  RLYRT_ATTR_FLOAT = 2,
+  RLYRT_ATTR_STR = 3,
+  RLYRT_ATTR_ARRAY = 4,
+} rlyrt_attr_kind;
+
+/* An attribute value as kernels see it. */
+typedef struct rlyrt_attr {
+  const char *name;             /* field name (top-level values only) */
+  rlyrt_attr_kind kind;
+  int64_t i;                    /* INT */
+  double f;                     /* FLOAT */
+  const char *s;                /* STR, NUL-terminated */
+  int32_t n;                    /* ARRAY: number of items */
+  const struct rlyrt_attr *items;
+} rlyrt_attr;
+
+typedef struct rlyrt_attrs {
+  int32_t n;
+  const rlyrt_attr *items;      /* every field of the op's attrs class, defaults included */
+} rlyrt_attrs;
+
+/* The static type of a tensor result, as the type checker inferred it;
+** shape[i] == -1 for a dimension known only at run time. */
+typedef struct rlyrt_tensor_type {
+  DLDataType dtype;
+  int32_t ndim;
+  const int64_t *shape;
+} rlyrt_tensor_type;
+
+typedef struct rlyrt_kernel_call {
+  const char *op;                   /* "nn.conv2d", for messages */
+  const rlyrt_attrs *attrs;         /* never NULL (n = 0 for ops without attrs) */
+  rlyrt_object *const *args;        /* borrowed */
+  int32_t nargs;
+  const rlyrt_tensor_type *outs;    /* the result's tensors: one, or the fields of a tuple result */
+  int32_t nouts;
+  bool tuple_result;                /* the op returns a tuple (split, batch_norm, topk, ...) */
+  rlyrt_object *result;             /* out: a new tensor, or a tuple of tensors */
+} rlyrt_kernel_call;
+
+typedef rlyrt_status (*rlyrt_kernel_fn)(rlyrt_kernel_call *c);
+
+/* The reference kernel of an operator by its Relay name; NULL if none. */
+rlyrt_kernel_fn rlyrt_kernel_lookup(const char *op);
+
+/* Attribute access by field name (NULL if the op has no such field). */
+const rlyrt_attr *rlyrt_attr_get(const rlyrt_attrs *a, const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
