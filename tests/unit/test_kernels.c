@@ -1,0 +1,299 @@
+/* test_kernels.c: every reference kernel against independently computed
+** values. Reads the .txt files of tests/kernels/ (run from the repository root). Each
+** case:
+**   OP | IN | IN ... [| attrs: KEY=VALUE, ...] => OUT [OUT ...] [| rtol=R, atol=A]
+** IN is a .npy file under tests/kernels/data/, or `(a.npy, b.npy)` for a
+** tuple argument (concatenate, stack); OUT the expected .npy file(s) (one
+** per field of a tuple result), or `error: TEXT` when the kernel must fail
+** with TEXT in its message. The case becomes `def @t(%a0: T0, ...) { OP(...) }`
+** with the inputs' types, is parsed and type-checked by the compiler, and
+** the op's kernel runs on the loaded inputs. Integers and bools must match
+** exactly, floats within rtol/atol (defaults 1e-5 and 1e-6; NaN equals
+** NaN). Every op of the table needs a kernel and at least one case. */
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/file.h"
+#include "base/strbuf.h"
+#include "check.h"
+#include "interp/kcall.h"
+#include "ops/ops.h"
+#include "syntax/parser.h"
+#include "types/infer.h"
+
+static int cases_of[OP_COUNT];
+
+static char *trim(char *s) {
+  while (*s == ' ' || *s == '\t') s++;
+  size_t n = strlen(s);
+  while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r')) s[--n] = 0;
+  return s;
+}
+
+static void fail(const char *where, const char *why, const char *detail) {
+  check_failures++;
+  fprintf(stderr, "%s: %s%s%s\n", where, why, detail ? ": " : "", detail ? detail : "");
+}
+
+static void type_text(StrBuf *sb, const rlyrt_tensor *t) {
+  char name[32];
+  if (t->dl.ndim == 0) {
+    sb_puts(sb, rlyrt_dtype_name(t->dl.dtype, name));
+    return;
+  }
+  sb_puts(sb, "Tensor[(");
+  for (int i = 0; i < t->dl.ndim; i++) sb_printf(sb, "%s%lld", i ? ", " : "", (long long)t->dl.shape[i]);
+  sb_printf(sb, "), %s]", rlyrt_dtype_name(t->dl.dtype, name));
+}
+
+static rlyrt_tensor *load(const char *where, const char *file) {
+  char path[1024];
+  snprintf(path, sizeof path, "tests/kernels/data/%s", file);
+  rlyrt_tensor *t = NULL;
+  if (rlyrt_npy_load(path, &t) != RLYRT_OK) {
+    fail(where, "cannot load", rlyrt_last_error());
+    return NULL;
+  }
+  return t;
+}
+
+/* Compares a result tensor with the expected one. */
+static bool same(const char *where, const rlyrt_tensor *got, const rlyrt_tensor *want, double rtol, double atol) {
+  char a[32], b[32], msg[512];
+  if (!rlyrt_dtype_eq(got->dl.dtype, want->dl.dtype)) {
+    snprintf(msg, sizeof msg, "dtype %s, expected %s", rlyrt_dtype_name(got->dl.dtype, a),
+             rlyrt_dtype_name(want->dl.dtype, b));
+    fail(where, "different result", msg);
+    return false;
+  }
+  bool shape_ok = got->dl.ndim == want->dl.ndim;
+  for (int i = 0; shape_ok && i < got->dl.ndim; i++) shape_ok = got->dl.shape[i] == want->dl.shape[i];
+  if (!shape_ok) {
+    StrBuf g = {0}, w = {0};
+    type_text(&g, got);
+    type_text(&w, want);
+    snprintf(msg, sizeof msg, "%s, expected %s", sb_str(&g), sb_str(&w));
+    fail(where, "different shape", msg);
+    sb_free(&g);
+    sb_free(&w);
+    return false;
+  }
+  int64_t n = rlyrt_tensor_numel(got);
+  bool is_float = rlyrt_dtype_is_float(got->dl.dtype);
+  for (int64_t i = 0; i < n; i++) {
+    bool ok;
+    if (is_float) {
+      double x = rlyrt_get_f64(got, i), y = rlyrt_get_f64(want, i);
+      ok = (isnan(x) && isnan(y)) || x == y || fabs(x - y) <= atol + rtol * fabs(y);
+      if (!ok) snprintf(msg, sizeof msg, "element %lld is %.9g, expected %.9g", (long long)i, x, y);
+    } else {
+      int64_t x = rlyrt_get_i64(got, i), y = rlyrt_get_i64(want, i);
+      ok = x == y;
+      if (!ok) snprintf(msg, sizeof msg, "element %lld is %lld, expected %lld", (long long)i, (long long)x, (long long)y);
+    }
+    if (!ok) {
+      fail(where, "different values", msg);
+      return false;
+    }
+  }
+  return true;
+}
+
+static void run_case(const char *where, char *line) {
+  check_count++;
+  char *arrow = strstr(line, " => ");
+  if (!arrow) {
+    fail(where, "no ' => '", NULL);
+    return;
+  }
+  *arrow = 0;
+  char *rhs = trim(arrow + 4);
+  double rtol = 1e-5, atol = 1e-6;
+  char *tolpart = strstr(rhs, "|");
+  if (tolpart) {
+    *tolpart = 0;
+    char *r = strstr(tolpart + 1, "rtol=");
+    char *a = strstr(tolpart + 1, "atol=");
+    if (r) rtol = strtod(r + 5, NULL);
+    if (a) atol = strtod(a + 5, NULL);
+    rhs = trim(rhs);
+  }
+  char *parts[64];
+  int np = 0;
+  for (char *p = strtok(line, "|"); p && np < 64; p = strtok(NULL, "|")) parts[np++] = trim(p);
+  const char *opname = parts[0];
+  const char *attrs = NULL;
+  rlyrt_object *args[64];
+  int nargs = 0;
+  StrBuf src = {0};
+  sb_puts(&src, "#[version = \"0.0.5\"]\ndef @t(");
+  bool ok = true;
+  for (int i = 1; i < np && ok; i++) {
+    if (strncmp(parts[i], "attrs:", 6) == 0) {
+      attrs = trim(parts[i] + 6);
+      continue;
+    }
+    sb_printf(&src, "%s%%a%d: ", nargs ? ", " : "", nargs);
+    if (parts[i][0] == '(') {
+      /* A tuple of tensors. */
+      char *inner = parts[i] + 1;
+      char *close = strrchr(inner, ')');
+      if (close) *close = 0;
+      rlyrt_tensor *fields[32];
+      int nf = 0;
+      for (char *f = strtok_r(inner, ",", &close); f && nf < 32; f = strtok_r(NULL, ",", &close)) {
+        fields[nf] = load(where, trim(f));
+        if (!fields[nf]) ok = false;
+        else nf++;
+      }
+      rlyrt_tuple *t = rlyrt_tuple_new(nf);
+      sb_putc(&src, '(');
+      for (int k = 0; k < nf; k++) {
+        if (k) sb_puts(&src, ", ");
+        type_text(&src, fields[k]);
+        rlyrt_tuple_set_take(t, k, &fields[k]->obj);
+      }
+      sb_puts(&src, nf == 1 ? ",)" : ")");
+      args[nargs++] = &t->obj;
+    } else {
+      rlyrt_tensor *t = load(where, parts[i]);
+      if (!t) {
+        ok = false;
+        break;
+      }
+      type_text(&src, t);
+      args[nargs++] = &t->obj;
+    }
+  }
+  sb_printf(&src, ") {\n  %s(", opname);
+  for (int i = 0; i < nargs; i++) sb_printf(&src, "%s%%a%d", i ? ", " : "", i);
+  if (attrs && *attrs) sb_printf(&src, "%s%s", nargs ? ", " : "", attrs);
+  sb_puts(&src, ")\n}\n");
+
+  SourceMap sm = {0};
+  char *text = strdup(sb_str(&src));
+  uint32_t f = srcmap_add(&sm, where, text, strlen(text));
+  Diag d;
+  diag_init(&d, &sm);
+  Module *m = ok ? parse_module(&sm, f, &d) : NULL;
+  if (ok && (!m || !ty_infer_module(m, &d))) {
+    StrBuf msg = {0};
+    for (int i = 0; i < d.items.len; i++) sb_printf(&msg, "%s; ", d.items.data[i].msg);
+    fail(where, "does not type-check", sb_str(&msg));
+    sb_free(&msg);
+    ok = false;
+  }
+  if (ok) {
+    Expr *call = m->defs[0]->func->u.func.body;
+    const OpDef *op = call->u.call.callee->u.op.op;
+    rlyrt_kernel_fn fn = rlyrt_kernel_lookup(op->name);
+    rlyrt_kernel_call kc;
+    char err[256];
+    if (!fn) {
+      fail(where, "no kernel for", op->name);
+    } else if (!kcall_prepare(m->arena, call, &kc, err, sizeof err)) {
+      fail(where, "cannot prepare the call", err);
+    } else {
+      kc.args = args;
+      kc.nargs = nargs;
+      rlyrt_status s = fn(&kc);
+      bool want_error = strncmp(rhs, "error:", 6) == 0;
+      if (s != RLYRT_OK) {
+        if (!want_error) fail(where, "the kernel failed", rlyrt_last_error());
+        else if (!strstr(rlyrt_last_error(), trim(rhs + 6))) fail(where, "different error", rlyrt_last_error());
+        else cases_of[op->id]++;
+      } else if (want_error) {
+        fail(where, "expected an error", rhs);
+      } else {
+        /* Expected files: one, or one per field of a tuple result. */
+        char *outs[32];
+        int no = 0;
+        for (char *o = strtok(rhs, " "); o && no < 32; o = strtok(NULL, " ")) outs[no++] = o;
+        rlyrt_object *res = kc.result;
+        bool good = true;
+        if (kc.tuple_result) {
+          if (!res || res->kind != RLYRT_TUPLE || RLYRT_AS_TUPLE(res)->n != no) {
+            fail(where, "the result is not a tuple of the expected size", NULL);
+            good = false;
+          }
+          for (int k = 0; good && k < no; k++) {
+            rlyrt_tensor *want = load(where, outs[k]);
+            rlyrt_object *g = RLYRT_AS_TUPLE(res)->fields[k];
+            good = want && g && g->kind == RLYRT_TENSOR && same(where, RLYRT_AS_TENSOR(g), want, rtol, atol);
+            rlyrt_release(want ? &want->obj : NULL);
+          }
+        } else {
+          rlyrt_tensor *want = no == 1 ? load(where, outs[0]) : NULL;
+          good = want && res && res->kind == RLYRT_TENSOR && same(where, RLYRT_AS_TENSOR(res), want, rtol, atol);
+          if (no != 1) fail(where, "expected one result file", NULL);
+          rlyrt_release(want ? &want->obj : NULL);
+        }
+        if (good) cases_of[op->id]++;
+        rlyrt_release(res);
+      }
+    }
+  }
+  for (int i = 0; i < nargs; i++) rlyrt_release(args[i]);
+  module_free(m);
+  diag_free(&d);
+  srcmap_free(&sm);
+  sb_free(&src);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+int main(void) {
+  DIR *dir = opendir("tests/kernels");
+  if (!dir) {
+    perror("tests/kernels");
+    return 1;
+  }
+  char *names[64];
+  int nn = 0;
+  struct dirent *de;
+  while ((de = readdir(dir)) && nn < 64) {
+    size_t n = strlen(de->d_name);
+    if (n > 4 && strcmp(de->d_name + n - 4, ".txt") == 0) names[nn++] = strdup(de->d_name);
+  }
+  closedir(dir);
+  qsort(names, (size_t)nn, sizeof names[0], cmp_str);
+  for (int k = 0; k < nn; k++) {
+    char path[512], err[512];
+    snprintf(path, sizeof path, "tests/kernels/%s", names[k]);
+    size_t len;
+    char *text = file_read_all(path, &len, err, sizeof err);
+    if (!text) {
+      fprintf(stderr, "%s\n", err);
+      return 1;
+    }
+    int lineno = 0;
+    for (char *line = text; line && *line;) {
+      char *nl = strchr(line, '\n');
+      if (nl) *nl = 0;
+      lineno++;
+      char *t = trim(line);
+      if (*t && *t != '#') {
+        char where[600];
+        snprintf(where, sizeof where, "%s:%d", path, lineno);
+        run_case(where, t);
+      }
+      line = nl ? nl + 1 : NULL;
+    }
+    free(text);
+    free(names[k]);
+  }
+  for (int id = 0; id < OP_COUNT; id++) {
+    const OpDef *op = op_get((OpId)id);
+    check_count++;
+    if (!rlyrt_kernel_lookup(op->name)) {
+      check_failures++;
+      fprintf(stderr, "op %s has no reference kernel\n", op->name);
+    } else if (!cases_of[id]) {
+      check_failures++;
+      fprintf(stderr, "op %s needs a passing case in tests/kernels\n", op->name);
+    }
+  }
+  return check_report("test_kernels");
+}
