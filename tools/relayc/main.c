@@ -5,11 +5,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "base/diag.h"
 #include "base/file.h"
 #include "base/strbuf.h"
+#include "interp/interp.h"
 #include "ir/ir.h"
+#include "relayc/runtime.h"
 #include "syntax/metadata.h"
 #include "syntax/parser.h"
 #include "types/infer.h"
@@ -26,14 +30,15 @@ static const char usage_main[] =
     "commands:\n"
     "  check FILE    parse FILE, infer its types, and report the errors\n"
     "  fmt FILE      print FILE in canonical Relay text\n"
+    "  run FILE      run a function of FILE (--interp: with the reference interpreter)\n"
     "  help [CMD]    show help for a command\n"
     "\n"
     "FILE is Relay text (format v0.0.5, with an optional #[metadata] section);\n"
     "'-' reads standard input. Run 'relayc help CMD' or 'relayc CMD --help' for a\n"
     "command's options. Exit status: 0 success, 1 errors in the input, 2 usage.\n"
     "\n"
-    "Compiling to C and running models are not available yet\n"
-    "(see the status table in README.md).\n";
+    "Compiling to C (relayc build, and run without --interp) is not available\n"
+    "yet (see the status table in README.md).\n";
 
 static const char usage_check[] =
     "usage: relayc check [--print] [--params FILE.params] FILE\n"
@@ -64,11 +69,41 @@ static const char usage_fmt[] =
     "  --params FILE   bind @main's parameters to the tensors of a .params file\n"
     "  -h, --help      show this help\n";
 
+
+static const char usage_run[] =
+    "usage: relayc run FILE --interp [--function NAME] [--input NAME=FILE.npy ...]\n"
+    "                  [--output FILE.npy|DIR] [--repeat N] [--params FILE.params]\n"
+    "\n"
+    "Runs a function of FILE (default @main) with the reference interpreter and\n"
+    "prints its result readably, or writes it with --output. Each parameter of\n"
+    "the function is given by name with --input (%x is x); its dtype and shape\n"
+    "must agree with the parameter's type. For an expression file, the inputs\n"
+    "bind its free variables.\n"
+    "\n"
+    "options:\n"
+    "  --interp              use the reference interpreter (required for now:\n"
+    "                        compiled execution is not available yet)\n"
+    "  --function NAME       the global to call (default main)\n"
+    "  --input NAME=FILE     a .npy file for the parameter NAME (repeatable)\n"
+    "  --output PATH         a tensor result to PATH (.npy); a tuple result to\n"
+    "                        the directory PATH as 0.npy, 1.npy, ... (nested:\n"
+    "                        1_0.npy)\n"
+    "  --repeat N            run N more times after one warm-up and end with\n"
+    "                        time_ms: median=M min=A max=B n=N\n"
+    "  --params FILE         bind @main's parameters to a .params file\n"
+    "  -h, --help            show this help\n";
+
 typedef struct Options {
   const char *input;
   const char *output;
   const char *params;
   bool print;
+  /* run */
+  bool interp;
+  const char *function;
+  const char **inputs; /* NAME=FILE, argc entries at most */
+  int ninputs;
+  long repeat;
 } Options;
 
 static int usage_error(const char *cmd_usage, const char *fmt, const char *arg) {
@@ -81,6 +116,8 @@ static int usage_error(const char *cmd_usage, const char *fmt, const char *arg) 
 /* Parses the options of check/fmt. Returns -1 to go on, else an exit status. */
 static int parse_options(int argc, char **argv, const char *usage, bool allow_output, Options *o) {
   memset(o, 0, sizeof *o);
+  bool is_run = usage == usage_run;
+  if (is_run) o->inputs = rly_xcalloc((size_t)argc + 1, sizeof(char *));
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -90,8 +127,24 @@ static int parse_options(int argc, char **argv, const char *usage, bool allow_ou
       if (a[8] == '=') o->params = a + 9;
       else if (i + 1 < argc) o->params = argv[++i];
       else return usage_error(usage, "option '%s' needs a file name", a);
-    } else if (!allow_output && strcmp(a, "--print") == 0) {
+    } else if (!allow_output && !is_run && strcmp(a, "--print") == 0) {
       o->print = true;
+    } else if (is_run && strcmp(a, "--interp") == 0) {
+      o->interp = true;
+    } else if (is_run && (strcmp(a, "--function") == 0 || strcmp(a, "--input") == 0 ||
+                          strcmp(a, "--output") == 0 || strcmp(a, "--repeat") == 0)) {
+      if (i + 1 >= argc) return usage_error(usage, "option '%s' needs a value", a);
+      const char *v = argv[++i];
+      if (a[2] == 'f') o->function = v;
+      else if (a[2] == 'o') o->output = v;
+      else if (a[2] == 'i') {
+        if (!strchr(v, '=') || v[0] == '=') return usage_error(usage, "--input needs NAME=FILE.npy, not '%s'", v);
+        o->inputs[o->ninputs++] = v;
+      } else {
+        char *end;
+        o->repeat = strtol(v, &end, 10);
+        if (*end || o->repeat < 1 || o->repeat > 1000000) return usage_error(usage, "--repeat needs a count from 1 to 1000000, not '%s'", v);
+      }
     } else if (allow_output && strcmp(a, "-o") == 0) {
       if (i + 1 >= argc) return usage_error(usage, "option '%s' needs a file name", a);
       o->output = argv[++i];
@@ -191,6 +244,229 @@ static int cmd_fmt(int argc, char **argv) {
   return rc;
 }
 
+
+/* {==== relayc run ====} */
+
+static const char *type_text(StrBuf *sb, const Type *t) {
+  sb_clear(sb);
+  ir_print_type(sb, t);
+  return sb_str(sb);
+}
+
+/* Does tensor t fit parameter type ty? */
+static bool fits(const rlyrt_tensor *t, const Type *ty) {
+  if (!ty || ty->kind != TYPE_TENSOR) return false;
+  DLDataType dt = {ty->u.tensor.dtype.code, ty->u.tensor.dtype.bits, ty->u.tensor.dtype.lanes};
+  if (!rlyrt_dtype_eq(dt, t->dl.dtype) || ty->u.tensor.ndim != t->dl.ndim) return false;
+  for (int i = 0; i < t->dl.ndim; i++)
+    if (ty->u.tensor.shape[i] != RLY_DIM_ANY && ty->u.tensor.shape[i] != t->dl.shape[i]) return false;
+  return true;
+}
+
+static void tensor_text(StrBuf *sb, const rlyrt_tensor *t) {
+  char name[32];
+  sb_clear(sb);
+  if (t->dl.ndim == 0) {
+    sb_puts(sb, rlyrt_dtype_name(t->dl.dtype, name));
+    return;
+  }
+  sb_puts(sb, "Tensor[(");
+  for (int i = 0; i < t->dl.ndim; i++) sb_printf(sb, "%s%lld", i ? ", " : "", (long long)t->dl.shape[i]);
+  sb_printf(sb, "), %s]", rlyrt_dtype_name(t->dl.dtype, name));
+}
+
+/* Binds the inputs to the parameters (vars). Returns false after printing. */
+static bool bind_inputs(const Options *o, Expr **params, int nparams, const char *fname, rlyrt_object **vals) {
+  bool ok = true;
+  StrBuf a = {0}, b = {0};
+  for (int k = 0; k < o->ninputs; k++) {
+    const char *eq = strchr(o->inputs[k], '=');
+    size_t nlen = (size_t)(eq - o->inputs[k]);
+    int j = -1;
+    for (int i = 0; i < nparams; i++) {
+      const Symbol *nm = params[i]->u.var.name;
+      if (nm && nm->len == nlen && memcmp(nm->text, o->inputs[k], nlen) == 0) j = i;
+    }
+    if (j < 0) {
+      StrBuf names = {0};
+      for (int i = 0; i < nparams; i++) sb_printf(&names, "%s%s", i ? ", " : "", params[i]->u.var.name->text);
+      fprintf(stderr, "relayc: unknown input '%.*s': the parameters of %s are: %s\n", (int)nlen, o->inputs[k], fname,
+              nparams ? sb_str(&names) : "(none)");
+      sb_free(&names);
+      ok = false;
+      continue;
+    }
+    if (vals[j]) {
+      fprintf(stderr, "relayc: input '%.*s' is given twice\n", (int)nlen, o->inputs[k]);
+      ok = false;
+      continue;
+    }
+    const Type *ty = params[j]->type;
+    if (!ty || ty->kind != TYPE_TENSOR) {
+      fprintf(stderr, "relayc: parameter '%s' has type %s, which cannot be given as a .npy input\n",
+              params[j]->u.var.name->text, type_text(&a, ty));
+      ok = false;
+      continue;
+    }
+    rlyrt_tensor *t = NULL;
+    if (rlyrt_npy_load(eq + 1, &t) != RLYRT_OK) {
+      fprintf(stderr, "relayc: input '%.*s': %s\n", (int)nlen, o->inputs[k], rlyrt_last_error());
+      ok = false;
+      continue;
+    }
+    if (!fits(t, ty)) {
+      tensor_text(&b, t);
+      fprintf(stderr, "relayc: input '%.*s': %s expects %s, but %s holds %s\n", (int)nlen, o->inputs[k], fname,
+              type_text(&a, ty), eq + 1, sb_str(&b));
+      rlyrt_release(&t->obj);
+      ok = false;
+      continue;
+    }
+    vals[j] = &t->obj;
+  }
+  for (int i = 0; i < nparams && ok; i++)
+    if (!vals[i]) {
+      fprintf(stderr, "relayc: missing input '%s' (%s): give it with --input %s=FILE.npy\n",
+              params[i]->u.var.name->text, type_text(&a, params[i]->type), params[i]->u.var.name->text);
+      ok = false;
+    }
+  sb_free(&a);
+  sb_free(&b);
+  return ok;
+}
+
+/* Writes a result: a tensor to path, a tuple into the directory path. */
+static bool save_value(const rlyrt_object *v, const char *path, const char *dir, const char *prefix) {
+  char file[4096];
+  if (v->kind == RLYRT_TENSOR) {
+    if (dir) snprintf(file, sizeof file, "%s/%s.npy", dir, prefix);
+    else snprintf(file, sizeof file, "%s", path);
+    if (rlyrt_npy_save(file, RLYRT_AS_TENSOR((rlyrt_object *)v)) != RLYRT_OK) {
+      fprintf(stderr, "relayc: %s\n", rlyrt_last_error());
+      return false;
+    }
+    return true;
+  }
+  if (v->kind == RLYRT_TUPLE) {
+    if (!dir) {
+      if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "relayc: cannot create the directory '%s': %s\n", path, strerror(errno));
+        return false;
+      }
+      dir = path;
+    }
+    const rlyrt_tuple *t = (const rlyrt_tuple *)v;
+    for (int i = 0; i < t->n; i++) {
+      char sub[512];
+      if (*prefix) snprintf(sub, sizeof sub, "%s_%d", prefix, i);
+      else snprintf(sub, sizeof sub, "%d", i);
+      if (!save_value(t->fields[i], path, dir, sub)) return false;
+    }
+    return true;
+  }
+  fprintf(stderr, "relayc: the result holds a value that is not a tensor or a tuple (an ADT value, a closure or "
+                  "a reference); run without --output to print it\n");
+  return false;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmd_run(int argc, char **argv) {
+  Options o;
+  int rc = parse_options(argc, argv, usage_run, false, &o);
+  if (rc >= 0) {
+    free(o.inputs);
+    return rc;
+  }
+  if (!o.interp) {
+    fprintf(stderr, "relayc: compiled execution is not available yet; run with --interp to use the reference "
+                    "interpreter\n");
+    free(o.inputs);
+    return EXIT_USAGE;
+  }
+  SourceMap sm = {0};
+  Diag d;
+  diag_init(&d, &sm);
+  Module *m = load(&o, &sm, &d);
+  rc = EXIT_USER;
+  Interp *I = NULL;
+  rlyrt_object **vals = NULL;
+  int nvals = 0;
+  if (!m || !ty_infer_module(m, &d)) {
+    diag_print(&d, stderr);
+    goto done;
+  }
+  Expr **params;
+  const GlobalDef *g = NULL;
+  char fname[300];
+  if (m->expr && !o.function) {
+    params = m->free_vars;
+    nvals = m->nfree_vars;
+    snprintf(fname, sizeof fname, "the expression");
+  } else {
+    const char *name = o.function ? o.function : "main";
+    if (name[0] == '@') name++;
+    g = module_find_def(m, sym_intern_cstr(&m->syms, name));
+    if (!g) {
+      fprintf(stderr, "relayc: %s has no function @%s\n", o.input, name);
+      goto done;
+    }
+    params = g->func->u.func.params;
+    nvals = g->func->u.func.nparams;
+    snprintf(fname, sizeof fname, "@%s", name);
+  }
+  vals = rly_xcalloc((size_t)(nvals ? nvals : 1), sizeof(rlyrt_object *));
+  if (!bind_inputs(&o, params, nvals, fname, vals)) goto done;
+  I = interp_new(m, &sm);
+  long runs = o.repeat ? o.repeat + 1 : 1;
+  double *times = rly_xcalloc((size_t)runs, sizeof(double));
+  rlyrt_object *result = NULL;
+  for (long r = 0; r < runs; r++) {
+    rlyrt_release(result);
+    result = NULL;
+    double t0 = now_ms();
+    rlyrt_status s = g ? interp_call(I, g, vals, nvals, &result) : interp_eval_expr(I, vals, &result);
+    times[r] = now_ms() - t0;
+    if (s != RLYRT_OK) {
+      fprintf(stderr, "relayc: run-time error: %s\n", rlyrt_last_error());
+      free(times);
+      goto done;
+    }
+  }
+  if (o.output) {
+    if (save_value(result, o.output, NULL, "")) rc = 0;
+  } else {
+    rlyrt_value_print(stdout, result);
+    putchar('\n');
+    rc = 0;
+  }
+  if (o.repeat && rc == 0) {
+    qsort(times + 1, (size_t)o.repeat, sizeof(double), cmp_double);
+    double med = o.repeat % 2 ? times[1 + o.repeat / 2] : (times[o.repeat / 2] + times[1 + o.repeat / 2]) / 2;
+    printf("time_ms: median=%.3f min=%.3f max=%.3f n=%ld\n", med, times[1], times[o.repeat], o.repeat);
+  }
+  rlyrt_release(result);
+  free(times);
+done:
+  for (int i = 0; vals && i < nvals; i++) rlyrt_release(vals[i]);
+  free(vals);
+  interp_free(I);
+  module_free(m);
+  diag_free(&d);
+  srcmap_free(&sm);
+  free(o.inputs);
+  return rc;
+}
+
 typedef struct Command {
   const char *name;
   int (*run)(int argc, char **argv);
@@ -200,6 +476,7 @@ typedef struct Command {
 static const Command commands[] = {
     {"check", cmd_check, usage_check},
     {"fmt", cmd_fmt, usage_fmt},
+    {"run", cmd_run, usage_run},
 };
 
 static const Command *find_command(const char *name) {
@@ -237,7 +514,7 @@ int main(int argc, char **argv) {
   }
   const Command *c = find_command(cmd);
   if (!c) {
-    if (strcmp(cmd, "build") == 0 || strcmp(cmd, "run") == 0 || strcmp(cmd, "import") == 0)
+    if (strcmp(cmd, "build") == 0 || strcmp(cmd, "import") == 0)
       fprintf(stderr, "relayc: '%s' is not available yet in this version (see README.md)\n", cmd);
     else
       fprintf(stderr, "relayc: unknown command '%s'\n\n%s", cmd, usage_main);
