@@ -1,7 +1,8 @@
 #!/bin/sh
 # demo.sh RELAYC: the main job on the shipped examples. Until the compiler
-# back end exists, that is checking each example and printing it in
-# canonical form.
+# back end exists, that is checking each example (types included), running
+# two of them with the reference interpreter, and printing one in canonical
+# form.
 set -eu
 relayc=$1
 case $relayc in /*) ;; *) relayc=$(pwd)/$relayc ;; esac
@@ -12,8 +13,14 @@ for f in *.relay; do
   echo "ok"
 done
 echo
-echo "== relayc fmt examples/list_fold.relay"
-"$relayc" fmt list_fold.relay
+echo "== relayc run examples/list_fold.relay --interp --repeat 100   (sum of 1..10 by a fold over a list)"
+"$relayc" run list_fold.relay --interp --repeat 100
+echo
+echo "== relayc run examples/tree.relay --interp   (a binary search tree: sum and depth)"
+"$relayc" run tree.relay --interp
+echo
+echo "== relayc check --print examples/list_fold.relay   (the typed module)"
+"$relayc" check --print list_fold.relay
 
 echo
 echo "== relayc check on a module with two mistakes (read from standard input)"

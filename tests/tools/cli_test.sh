@@ -41,6 +41,14 @@ expect 2 "no input file" "$relayc" check
 expect 2 "more than one input" "$relayc" check $ok $ok
 expect 2 "needs a file name" "$relayc" check $ok --params
 expect 2 "not available yet" "$relayc" build $ok
+expect 0 "usage: relayc run" "$relayc" run --help
+expect 2 "not available yet; run with --interp" "$relayc" run ../examples/list_fold.relay
+expect 2 "needs a count" "$relayc" run ../examples/list_fold.relay --interp --repeat 0
+expect 2 "needs NAME=FILE.npy" "$relayc" run ../examples/list_fold.relay --interp --input x
+expect 0 "^55$" "$relayc" run ../examples/list_fold.relay --interp
+expect 0 "^time_ms: median=[0-9.]+ min=[0-9.]+ max=[0-9.]+ n=3$" "$relayc" run ../examples/list_fold.relay --interp --repeat 3
+expect 1 "has no function @nope" "$relayc" run ../examples/list_fold.relay --interp --function nope
+expect 1 "cannot be given as a .npy input" "$relayc" run ../examples/tree.relay --interp --function insert --input t=../tests/runtime/data/be_float16.npy --input v=../tests/runtime/data/be_float16.npy
 # Files that cannot be read.
 expect 1 "cannot open 'no/such/file.relay'" "$relayc" check no/such/file.relay
 expect 1 "is a directory" "$relayc" check corpus
