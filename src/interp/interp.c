@@ -299,7 +299,7 @@ static Callable *func_callable(Interp *I, const Expr *fn) {
   /* Shared nodes used both inside the function and outside it belong to
   ** the enclosing scope: the closure captures their values. */
   Vec(Expr *) nodes = {0};
-  qsort(fc.inside.data, (size_t)fc.inside.len, sizeof(Expr *), cmp_expr_id);
+  if (fc.inside.len > 1) qsort(fc.inside.data, (size_t)fc.inside.len, sizeof(Expr *), cmp_expr_id);
   for (int i = 0; i < fc.inside.len; i++) {
     Expr *x = fc.inside.data[i];
     if (x == fn || !I->shared[x->id] || x->kind == EXPR_VAR || x->kind == EXPR_CONST || x->kind == EXPR_GLOBAL ||
@@ -318,7 +318,7 @@ static Callable *func_callable(Interp *I, const Expr *fn) {
   VEC_FREE(&nodes);
   VEC_FREE(&fc.inside);
   free(fc.in);
-  qsort(fc.used.data, (size_t)fc.used.len, sizeof(Expr *), cmp_expr_id);
+  if (fc.used.len > 1) qsort(fc.used.data, (size_t)fc.used.len, sizeof(Expr *), cmp_expr_id);
   Vec(Expr *) free_vars = {0};
   Expr *self = I->self_of[fn->id];
   for (int i = 0; i < fc.used.len; i++) {
