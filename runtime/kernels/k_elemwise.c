@@ -1050,7 +1050,7 @@ rlyrt_status rk_elemwise_sort(rlyrt_kernel_call *c) {
   rlyrt_tensor *x, *out;
   rlyrt_status s = tensor_arg(c, 0, &x);
   if (s != RLYRT_OK) return s;
-  int axis;
+  int axis = 0;
   if ((s = axis_attr(c, x->dl.ndim, &axis)) != RLYRT_OK) return s;
   bool ascend = rk_attr_int(c, "is_ascend", 1) != 0;
   int64_t outer, inner, n = x->dl.shape[axis];
@@ -1080,7 +1080,7 @@ rlyrt_status rk_elemwise_topk(rlyrt_kernel_call *c) {
   rlyrt_tensor *x, *outs[2] = {NULL, NULL};
   rlyrt_status s = tensor_arg(c, 0, &x);
   if (s != RLYRT_OK) return s;
-  int axis;
+  int axis = 0;
   if ((s = axis_attr(c, x->dl.ndim, &axis)) != RLYRT_OK) return s;
   int64_t n = x->dl.shape[axis], k;
   if (strcmp(c->op, "dyn.topk") == 0) {

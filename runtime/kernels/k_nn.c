@@ -486,7 +486,7 @@ rlyrt_status rk_nn_bias_add(rlyrt_kernel_call *c) {
   bool prelu = strcmp(c->op, "nn.prelu") == 0;
   rlyrt_tensor *data, *v, *out;
   rlyrt_status s;
-  int axis;
+  int axis = 0;
   if ((s = rk_tensor_arg(c, 0, &data)) != RLYRT_OK || (s = rk_tensor_arg(c, 1, &v)) != RLYRT_OK) return s;
   if ((s = norm_axis(c, rk_attr_int(c, "axis", 1), data->dl.ndim, &axis)) != RLYRT_OK) return s;
   if ((s = check_vec(c, v, prelu ? "alpha" : "bias", data, axis)) != RLYRT_OK) return s;
@@ -515,7 +515,7 @@ rlyrt_status rk_nn_batch_norm(rlyrt_kernel_call *c) {
   static const char *const names[] = {"data", "gamma", "beta", "moving_mean", "moving_var"};
   rlyrt_tensor *t[5], *outs[3] = {NULL, NULL, NULL};
   rlyrt_status s;
-  int axis;
+  int axis = 0;
   for (int i = 0; i < 5; i++)
     if ((s = rk_tensor_arg(c, i, &t[i])) != RLYRT_OK) return s;
   if ((s = norm_axis(c, rk_attr_int(c, "axis", 1), t[0]->dl.ndim, &axis)) != RLYRT_OK) return s;
@@ -614,7 +614,7 @@ static rlyrt_status moments(const rlyrt_kernel_call *c, const rlyrt_tensor *x, c
 rlyrt_status rk_nn_norm(rlyrt_kernel_call *c) {
   rlyrt_tensor *x, *gamma, *beta, *out;
   rlyrt_status s;
-  int axis;
+  int axis = 0;
   if ((s = rk_tensor_arg(c, 0, &x)) != RLYRT_OK || (s = rk_tensor_arg(c, 1, &gamma)) != RLYRT_OK ||
       (s = rk_tensor_arg(c, 2, &beta)) != RLYRT_OK)
     return s;
@@ -673,7 +673,7 @@ rlyrt_status rk_nn_l2_normalize(rlyrt_kernel_call *c) {
   int cnt = rk_attr_ints(c, "axis", ax, MAXR);
   if (cnt > MAXR) return rk_fail(c, RLYRT_E_ARG, "too many axes");
   for (int i = 0; i < cnt; i++) {
-    int a;
+    int a = 0;
     if ((s = norm_axis(c, ax[i], nd, &a)) != RLYRT_OK) return s;
     g.red[a] = true;
   }
@@ -705,7 +705,7 @@ rlyrt_status rk_nn_l2_normalize(rlyrt_kernel_call *c) {
 rlyrt_status rk_nn_lrn(rlyrt_kernel_call *c) {
   rlyrt_tensor *x, *out;
   rlyrt_status s;
-  int axis;
+  int axis = 0;
   if ((s = rk_tensor_arg(c, 0, &x)) != RLYRT_OK) return s;
   if ((s = norm_axis(c, rk_attr_int(c, "axis", 1), x->dl.ndim, &axis)) != RLYRT_OK) return s;
   int64_t size = rk_attr_int(c, "size", 5);
@@ -734,7 +734,7 @@ rlyrt_status rk_nn_softmax(rlyrt_kernel_call *c) {
   bool logsm = strcmp(c->op, "nn.log_softmax") == 0;
   rlyrt_tensor *x, *out;
   rlyrt_status s;
-  int axis;
+  int axis = 0;
   if ((s = rk_tensor_arg(c, 0, &x)) != RLYRT_OK) return s;
   if ((s = norm_axis(c, rk_attr_int(c, "axis", -1), x->dl.ndim, &axis)) != RLYRT_OK) return s;
   if ((s = rk_alloc(c, x->dl.dtype, x->dl.ndim, x->dl.shape, &out)) != RLYRT_OK) return s;

@@ -442,7 +442,7 @@ rlyrt_status rk_transform_squeeze(rlyrt_kernel_call *c) {
     s = dyn ? int_operand(c, 1, "axes", axes, MAXR, &n) : need_list(c, "axis", axes, MAXR, &n);
     if (s != RLYRT_OK) return s;
     for (int i = 0; i < n; i++) {
-      int64_t a;
+      int64_t a = 0;
       if (!norm_axis(axes[i], nd, &a)) return bad_axis(c, bad, "axis", axes[i], nd);
       if (dyn && dropped[a]) return rk_fail(c, RLYRT_E_RUNTIME, "axis %lld is listed twice", (long long)axes[i]);
       if (ish[a] != 1)
@@ -507,7 +507,7 @@ rlyrt_status rk_transform_concatenate(rlyrt_kernel_call *c) {
   if (s != RLYRT_OK || (s = same_fields(c, t)) != RLYRT_OK) return s;
   const rlyrt_tensor *f0 = field(t, 0);
   int nd = f0->dl.ndim;
-  int64_t axis;
+  int64_t axis = 0;
   if ((s = attr_axis(c, "axis", 0, nd, &axis)) != RLYRT_OK) return s;
   int64_t os[MAXR];
   memcpy(os, f0->dl.shape, sizeof(int64_t) * (size_t)nd);
@@ -541,7 +541,7 @@ rlyrt_status rk_transform_stack(rlyrt_kernel_call *c) {
   if (s != RLYRT_OK || (s = same_fields(c, t)) != RLYRT_OK) return s;
   const rlyrt_tensor *f0 = field(t, 0);
   int nd = f0->dl.ndim;
-  int64_t axis;
+  int64_t axis = 0;
   if ((s = attr_axis(c, "axis", 0, nd + 1, &axis)) != RLYRT_OK) return s;
   for (int k = 1; k < t->n; k++)
     for (int d = 0; d < nd; d++)
@@ -574,7 +574,7 @@ rlyrt_status rk_transform_split(rlyrt_kernel_call *c) {
   rlyrt_status s = tensor_arg(c, 0, &data);
   if (s != RLYRT_OK) return s;
   int nd = data->dl.ndim;
-  int64_t axis;
+  int64_t axis = 0;
   if (nd == 0) return rk_fail(c, RLYRT_E_ARG, "cannot split a scalar");
   if ((s = attr_axis(c, "axis", 0, nd, &axis)) != RLYRT_OK) return s;
   int64_t dim = data->dl.shape[axis];
@@ -776,7 +776,7 @@ rlyrt_status rk_transform_slice_like(rlyrt_kernel_call *c) {
   SliceDim sd[MAXR];
   for (int i = 0; i < nd; i++) sd[i] = (SliceDim){0, 1, data->dl.shape[i]};
   for (int i = 0; i < naxes; i++) {
-    int64_t a;
+    int64_t a = 0;
     if (!norm_axis(axes[i], nd, &a) || a >= nl) return bad_axis(c, RLYRT_E_ARG, "axis", axes[i], nd < nl ? nd : nl);
     if (like->dl.shape[a] > data->dl.shape[a])
       return rk_fail(c, RLYRT_E_RUNTIME, "axis %lld: shape_like's size %lld exceeds data's %lld", (long long)a,
@@ -824,14 +824,14 @@ rlyrt_status rk_transform_take(rlyrt_kernel_call *c) {
   rlyrt_tensor *out;
   if (rk_attr_is_none(c, "axis")) {
     if ((s = alloc_result(c, 0, data->dl.dtype, ni, ind->dl.shape, &out)) != RLYRT_OK) return s;
-    int64_t n = rlyrt_tensor_numel(ind), size = rlyrt_tensor_numel(data), idx;
+    int64_t n = rlyrt_tensor_numel(ind), size = rlyrt_tensor_numel(data), idx = 0;
     for (int64_t i = 0; i < n; i++) {
       if ((s = take_index(c, mode, index_at(ind, i), size, &idx)) != RLYRT_OK) return drop(out, s);
       copy_elem(out, i, data, idx);
     }
     return finish(c, out);
   }
-  int64_t axis, bd = rk_attr_int(c, "batch_dims", 0);
+  int64_t axis = 0, bd = rk_attr_int(c, "batch_dims", 0);
   if ((s = attr_axis(c, "axis", 0, nd, &axis)) != RLYRT_OK) return s;
   if (bd < 0) bd += ni;
   if (bd < 0 || bd > ni || bd > axis)
@@ -856,7 +856,7 @@ rlyrt_status rk_transform_take(rlyrt_kernel_call *c) {
     rk_unravel(o, os, no, oc);
     for (int64_t i = 0; i < bd; i++) icoord[i] = oc[i];
     for (int64_t i = 0; i < nidx; i++) icoord[bd + i] = oc[axis + i];
-    int64_t idx;
+    int64_t idx = 0;
     s = take_index(c, mode, index_at(ind, rk_ravel(icoord, ind->dl.shape, ni)), data->dl.shape[axis], &idx);
     if (s != RLYRT_OK) return drop(out, s);
     for (int64_t i = 0; i < axis; i++) dc[i] = oc[i];
@@ -876,7 +876,7 @@ rlyrt_status rk_transform_gather(rlyrt_kernel_call *c) {
   if ((s = tensor_arg(c, 0, &data)) != RLYRT_OK || (s = index_arg(c, 1, "indices", &ind)) != RLYRT_OK) return s;
   int nd = data->dl.ndim;
   if (rk_attr_is_none(c, "axis")) return rk_fail(c, RLYRT_E_ARG, "attribute 'axis' is required");
-  int64_t axis;
+  int64_t axis = 0;
   if ((s = attr_axis(c, "axis", 0, nd, &axis)) != RLYRT_OK) return s;
   if (ind->dl.ndim != nd) return rk_fail(c, RLYRT_E_ARG, "indices must have the rank of data");
   for (int i = 0; i < nd; i++)
@@ -1012,7 +1012,7 @@ rlyrt_status rk_transform_scatter_elements(rlyrt_kernel_call *c) {
   for (int i = 0; same && i < nd; i++) same = ind->dl.shape[i] == upd->dl.shape[i];
   if (!same)
     return rk_fail(c, RLYRT_E_ARG, "indices and updates must have one shape, of data's rank; updates data's dtype");
-  int64_t axis;
+  int64_t axis = 0;
   if ((s = attr_axis(c, "axis", 0, nd, &axis)) != RLYRT_OK) return s;
   const char *rs = rk_attr_str(c, "reduction");
   int red = reduction(rs, true);
@@ -1147,7 +1147,7 @@ rlyrt_status rk_transform_repeat(rlyrt_kernel_call *c) {
   rlyrt_status s = tensor_arg(c, 0, &data);
   if (s != RLYRT_OK) return s;
   int nd = data->dl.ndim;
-  int64_t reps = rk_attr_int(c, "repeats", 0), axis;
+  int64_t reps = rk_attr_int(c, "repeats", 0), axis = 0;
   if (rk_attr_is_none(c, "repeats") || reps < 1) return rk_fail(c, RLYRT_E_ARG, "repeats must be >= 1");
   if (rk_attr_is_none(c, "axis")) return rk_fail(c, RLYRT_E_ARG, "attribute 'axis' is required");
   if ((s = attr_axis(c, "axis", 0, nd, &axis)) != RLYRT_OK) return s;
@@ -1171,7 +1171,7 @@ rlyrt_status rk_transform_reverse(rlyrt_kernel_call *c) {
   rlyrt_status s = tensor_arg(c, 0, &data);
   if (s != RLYRT_OK) return s;
   int nd = data->dl.ndim;
-  int64_t axis;
+  int64_t axis = 0;
   if (rk_attr_is_none(c, "axis")) return rk_fail(c, RLYRT_E_ARG, "attribute 'axis' is required");
   if ((s = attr_axis(c, "axis", 0, nd, &axis)) != RLYRT_OK) return s;
   rlyrt_tensor *out;
@@ -1193,7 +1193,7 @@ rlyrt_status rk_transform_reverse_sequence(rlyrt_kernel_call *c) {
   rlyrt_status s;
   if ((s = tensor_arg(c, 0, &data)) != RLYRT_OK || (s = index_arg(c, 1, "seq_lengths", &lens)) != RLYRT_OK) return s;
   int nd = data->dl.ndim;
-  int64_t seq, batch;
+  int64_t seq = 0, batch = 0;
   if ((s = attr_axis(c, "seq_axis", 1, nd, &seq)) != RLYRT_OK) return s;
   if ((s = attr_axis(c, "batch_axis", 0, nd, &batch)) != RLYRT_OK) return s;
   if (lens->dl.ndim != 1 || lens->dl.shape[0] != data->dl.shape[batch])
@@ -1478,7 +1478,7 @@ rlyrt_status rk_transform_scan(rlyrt_kernel_call *c) {
     outer = inner = 1;
     len = flat;
   } else {
-    int64_t axis;
+    int64_t axis = 0;
     if ((s = attr_axis(c, "axis", 0, nd, &axis)) != RLYRT_OK) return s;
     s = alloc_result(c, 0, c->outs[0].dtype, nd, data->dl.shape, &out);
     outer = shape_numel(data->dl.shape, (int)axis);

@@ -120,9 +120,13 @@ static void run_case(const char *where, char *line) {
     if (a) atol = strtod(a + 5, NULL);
     rhs = trim(rhs);
   }
-  char *parts[64];
+  char *parts[64] = {0};
   int np = 0;
   for (char *p = strtok(line, "|"); p && np < 64; p = strtok(NULL, "|")) parts[np++] = trim(p);
+  if (np < 1) {
+    fail(where, "no operator", NULL);
+    return;
+  }
   const char *opname = parts[0];
   const char *attrs = NULL;
   rlyrt_object *args[64];

@@ -43,7 +43,7 @@ static void run_case(const char *where, char *line) {
   *arrow = 0;
   char *expected = trim(arrow + 4);
   /* Split the left side on '|'. */
-  char *parts[64];
+  char *parts[64] = {0};
   int np = 0;
   for (char *p = strtok(line, "|"); p && np < 64; p = strtok(NULL, "|")) parts[np++] = trim(p);
   if (np < 1) {
