@@ -4,7 +4,8 @@
 ** diagnostics (to /dev/null, exercising the excerpt printer on arbitrary
 ** text); when it parses, print the module with its metadata section, parse
 ** the printed text again and require the two modules to be structurally
-** equal. A crash, a sanitizer report, a leak or an abort() here is a bug.
+** equal; then run type inference on it (and print it with its types when it
+** checks). A crash, a sanitizer report, a leak or an abort() here is a bug.
 **
 ** With RLY_FUZZ_STRICT=1 in the environment, printed text that fails to
 ** parse again is also a failure (by default it is only counted: the printer
@@ -19,6 +20,7 @@
 #include "base/strbuf.h"
 #include "ir/ir.h"
 #include "syntax/parser.h"
+#include "types/infer.h"
 
 #define FUZZ_MAX_INPUT (1u << 20) /* larger inputs are ignored */
 
@@ -102,6 +104,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     print_diags(&d2);
     if (m2) {
       if (!ir_module_equal(m, m2)) fail("printed module differs from the parsed one", &sm, f2, NULL);
+      /* Type inference must never crash either, whatever it is given;
+      ** a module that checks must print with its types. */
+      Diag d3;
+      diag_init(&d3, &sm);
+      if (ty_infer_module(m2, &d3)) {
+        StrBuf typed = {0};
+        PrintOptions topt = {.show_types = true};
+        ir_print_module(&typed, m2, &topt);
+        sb_free(&typed);
+      }
+      print_diags(&d3);
+      diag_free(&d3);
       module_free(m2);
     } else if (g_strict) {
       fail("printed module does not parse", &sm, f2, &d2);
