@@ -43,6 +43,8 @@ expect 2 "needs a file name" "$relayc" check $ok --params
 expect 2 "not available yet" "$relayc" build $ok
 expect 0 "usage: relayc run" "$relayc" run --help
 expect 2 "not available yet; run with --interp" "$relayc" run ../examples/list_fold.relay
+expect 2 "a built library \\(.so\\) is not available yet" "$relayc" run model.so --interp
+expect 2 "an ONNX model is not available yet" "$relayc" run model.onnx --interp
 expect 2 "needs a count" "$relayc" run ../examples/list_fold.relay --interp --repeat 0
 expect 2 "needs NAME=FILE.npy" "$relayc" run ../examples/list_fold.relay --interp --input x
 expect 0 "^55$" "$relayc" run ../examples/list_fold.relay --interp

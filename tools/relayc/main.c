@@ -387,6 +387,13 @@ static int cmd_run(int argc, char **argv) {
     free(o.inputs);
     return rc;
   }
+  size_t ilen = strlen(o.input);
+  if ((ilen > 3 && strcmp(o.input + ilen - 3, ".so") == 0) || (ilen > 5 && strcmp(o.input + ilen - 5, ".onnx") == 0)) {
+    fprintf(stderr, "relayc: running %s is not available yet: run accepts Relay text (.relay) for now\n",
+            ilen > 3 && strcmp(o.input + ilen - 3, ".so") == 0 ? "a built library (.so)" : "an ONNX model");
+    free(o.inputs);
+    return EXIT_USAGE;
+  }
   if (!o.interp) {
     fprintf(stderr, "relayc: compiled execution is not available yet; run with --interp to use the reference "
                     "interpreter\n");
