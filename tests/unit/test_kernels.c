@@ -10,13 +10,13 @@
 ** the op's kernel runs on the loaded inputs. Integers and bools must match
 ** exactly, floats within rtol/atol (defaults 1e-5 and 1e-6; NaN equals
 ** NaN). Every op of the table needs a kernel and at least one case. */
-#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/file.h"
 #include "base/strbuf.h"
+#include "cases.h"
 #include "check.h"
 #include "interp/kcall.h"
 #include "ops/ops.h"
@@ -24,13 +24,6 @@
 #include "types/infer.h"
 
 static int cases_of[OP_COUNT];
-
-static char *trim(char *s) {
-  while (*s == ' ' || *s == '\t') s++;
-  size_t n = strlen(s);
-  while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r')) s[--n] = 0;
-  return s;
-}
 
 static void fail(const char *where, const char *why, const char *detail) {
   check_failures++;
@@ -109,7 +102,7 @@ static void run_case(const char *where, char *line) {
     return;
   }
   *arrow = 0;
-  char *rhs = trim(arrow + 4);
+  char *rhs = cases_trim(arrow + 4);
   double rtol = 1e-5, atol = 1e-6;
   char *tolpart = strstr(rhs, "|");
   if (tolpart) {
@@ -118,11 +111,11 @@ static void run_case(const char *where, char *line) {
     char *a = strstr(tolpart + 1, "atol=");
     if (r) rtol = strtod(r + 5, NULL);
     if (a) atol = strtod(a + 5, NULL);
-    rhs = trim(rhs);
+    rhs = cases_trim(rhs);
   }
   char *parts[64] = {0};
   int np = 0;
-  for (char *p = strtok(line, "|"); p && np < 64; p = strtok(NULL, "|")) parts[np++] = trim(p);
+  for (char *p = strtok(line, "|"); p && np < 64; p = strtok(NULL, "|")) parts[np++] = cases_trim(p);
   if (np < 1) {
     fail(where, "no operator", NULL);
     return;
@@ -136,7 +129,7 @@ static void run_case(const char *where, char *line) {
   bool ok = true;
   for (int i = 1; i < np && ok; i++) {
     if (strncmp(parts[i], "attrs:", 6) == 0) {
-      attrs = trim(parts[i] + 6);
+      attrs = cases_trim(parts[i] + 6);
       continue;
     }
     sb_printf(&src, "%s%%a%d: ", nargs ? ", " : "", nargs);
@@ -148,7 +141,7 @@ static void run_case(const char *where, char *line) {
       rlyrt_tensor *fields[32];
       int nf = 0;
       for (char *f = strtok_r(inner, ",", &close); f && nf < 32; f = strtok_r(NULL, ",", &close)) {
-        fields[nf] = load(where, trim(f));
+        fields[nf] = load(where, cases_trim(f));
         if (!fields[nf]) ok = false;
         else nf++;
       }
@@ -206,7 +199,7 @@ static void run_case(const char *where, char *line) {
       bool want_error = strncmp(rhs, "error:", 6) == 0;
       if (s != RLYRT_OK) {
         if (!want_error) fail(where, "the kernel failed", rlyrt_last_error());
-        else if (!strstr(rlyrt_last_error(), trim(rhs + 6))) fail(where, "different error", rlyrt_last_error());
+        else if (!strstr(rlyrt_last_error(), cases_trim(rhs + 6))) fail(where, "different error", rlyrt_last_error());
         else cases_of[op->id]++;
       } else if (want_error) {
         fail(where, "expected an error", rhs);
@@ -246,48 +239,8 @@ static void run_case(const char *where, char *line) {
   sb_free(&src);
 }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
 int main(void) {
-  DIR *dir = opendir("tests/kernels");
-  if (!dir) {
-    perror("tests/kernels");
-    return 1;
-  }
-  char *names[64];
-  int nn = 0;
-  struct dirent *de;
-  while ((de = readdir(dir)) && nn < 64) {
-    size_t n = strlen(de->d_name);
-    if (n > 4 && strcmp(de->d_name + n - 4, ".txt") == 0) names[nn++] = strdup(de->d_name);
-  }
-  closedir(dir);
-  qsort(names, (size_t)nn, sizeof names[0], cmp_str);
-  for (int k = 0; k < nn; k++) {
-    char path[512], err[512];
-    snprintf(path, sizeof path, "tests/kernels/%s", names[k]);
-    size_t len;
-    char *text = file_read_all(path, &len, err, sizeof err);
-    if (!text) {
-      fprintf(stderr, "%s\n", err);
-      return 1;
-    }
-    int lineno = 0;
-    for (char *line = text; line && *line;) {
-      char *nl = strchr(line, '\n');
-      if (nl) *nl = 0;
-      lineno++;
-      char *t = trim(line);
-      if (*t && *t != '#') {
-        char where[600];
-        snprintf(where, sizeof where, "%s:%d", path, lineno);
-        run_case(where, t);
-      }
-      line = nl ? nl + 1 : NULL;
-    }
-    free(text);
-    free(names[k]);
-  }
+  if (!cases_run("tests/kernels", "", run_case)) return 1;
   for (int id = 0; id < OP_COUNT; id++) {
     const OpDef *op = op_get((OpId)id);
     check_count++;

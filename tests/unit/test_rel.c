@@ -7,24 +7,17 @@
 ** parsed with the real parser, and the op's relation is called on the
 ** parameters' types. Every op of the table must have at least one case with
 ** a result and one with an error. */
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/file.h"
 #include "base/strbuf.h"
+#include "cases.h"
 #include "check.h"
 #include "ops/rel.h"
 #include "syntax/parser.h"
 
 static int ok_cases[OP_COUNT], err_cases[OP_COUNT];
-
-static char *trim(char *s) {
-  while (*s == ' ' || *s == '\t') s++;
-  size_t n = strlen(s);
-  while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r')) s[--n] = 0;
-  return s;
-}
 
 static void fail(const char *where, const char *line, const char *why, const char *got) {
   check_failures++;
@@ -41,11 +34,11 @@ static void run_case(const char *where, char *line) {
     return;
   }
   *arrow = 0;
-  char *expected = trim(arrow + 4);
+  char *expected = cases_trim(arrow + 4);
   /* Split the left side on '|'. */
   char *parts[64] = {0};
   int np = 0;
-  for (char *p = strtok(line, "|"); p && np < 64; p = strtok(NULL, "|")) parts[np++] = trim(p);
+  for (char *p = strtok(line, "|"); p && np < 64; p = strtok(NULL, "|")) parts[np++] = cases_trim(p);
   if (np < 1) {
     fail(where, orig, "no operator", NULL);
     free(orig);
@@ -58,7 +51,7 @@ static void run_case(const char *where, char *line) {
   int nargs = 0;
   for (int i = 1; i < np; i++) {
     if (strncmp(parts[i], "attrs:", 6) == 0) {
-      attrs = trim(parts[i] + 6);
+      attrs = cases_trim(parts[i] + 6);
       continue;
     }
     sb_printf(&src, "%s%%a%d: %s", nargs ? ", " : "", nargs, parts[i]);
@@ -107,7 +100,7 @@ static void run_case(const char *where, char *line) {
   } else if (r == REL_ERROR) {
     const char *msg = rd.items.len ? rd.items.data[0].msg : "(no message reported)";
     if (!want_error) fail(where, orig, "unexpected error", msg);
-    else if (!strstr(msg, trim(expected + 6))) fail(where, orig, "different error", msg);
+    else if (!strstr(msg, cases_trim(expected + 6))) fail(where, orig, "different error", msg);
     else err_cases[op->id]++;
     if (rd.items.len != 1 && want_error) fail(where, orig, "an error must be reported exactly once", msg);
   } else {
@@ -128,49 +121,8 @@ done:
   free(orig);
 }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
 int main(void) {
-  DIR *dir = opendir("tests/types");
-  if (!dir) {
-    perror("tests/types");
-    return 1;
-  }
-  char *names[64];
-  int nn = 0;
-  struct dirent *de;
-  while ((de = readdir(dir)) && nn < 64) {
-    size_t n = strlen(de->d_name);
-    if (strncmp(de->d_name, "rel_", 4) == 0 && n > 4 && strcmp(de->d_name + n - 4, ".txt") == 0)
-      names[nn++] = strdup(de->d_name);
-  }
-  closedir(dir);
-  qsort(names, (size_t)nn, sizeof names[0], cmp_str);
-  for (int k = 0; k < nn; k++) {
-    char path[512], err[512];
-    snprintf(path, sizeof path, "tests/types/%s", names[k]);
-    size_t len;
-    char *text = file_read_all(path, &len, err, sizeof err);
-    if (!text) {
-      fprintf(stderr, "%s\n", err);
-      return 1;
-    }
-    int lineno = 0;
-    for (char *line = text; line && *line;) {
-      char *nl = strchr(line, '\n');
-      if (nl) *nl = 0;
-      lineno++;
-      char *t = trim(line);
-      if (*t && *t != '#') {
-        char where[600];
-        snprintf(where, sizeof where, "%s:%d", path, lineno);
-        run_case(where, t);
-      }
-      line = nl ? nl + 1 : NULL;
-    }
-    free(text);
-    free(names[k]);
-  }
+  if (!cases_run("tests/types", "rel_", run_case)) return 1;
   /* Coverage of the table: every op has a relation, a valid and an invalid case. */
   for (int id = 0; id < OP_COUNT; id++) {
     const OpDef *op = op_get((OpId)id);
