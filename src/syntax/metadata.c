@@ -34,6 +34,9 @@ struct Metadata {
   int64_t nnodes;
   const cJSON **arrays;      /* b64ndarrays[i], string items (heap) */
   int64_t narrays;
+  ConstData *decoded;        /* per array: decoded once; its base64 text is then freed (heap) */
+  bool *is_decoded;
+  const Module *decoded_into; /* the module whose arena holds the decoded data */
   MetaKey *keys;             /* entries of the root Map (heap) */
   int nkeys;
   const MetaKey *constants;  /* the "relay.Constant" entry, or NULL */
@@ -298,6 +301,8 @@ void meta_free(Metadata *md) {
   free(md->keys);
   free(md->nodes);
   free(md->arrays);
+  free(md->decoded);
+  free(md->is_decoded);
   cJSON_Delete(md->doc);
   free(md);
 }
@@ -381,13 +386,31 @@ bool meta_constant(Metadata *md, int64_t index, Module *m, ConstData *out, Diag 
                index, k, md->narrays);
     return false;
   }
+  /* Each blob is decoded once (TVM stores a tensor shared by several
+  ** constants once); its base64 text is freed right away, so the text, the
+  ** JSON strings and the weights are not all alive at the same time. */
+  RLY_ASSERT(!md->decoded_into || md->decoded_into == m);
+  md->decoded_into = m;
+  if (!md->decoded) {
+    md->decoded = rly_xcalloc((size_t)(md->narrays ? md->narrays : 1), sizeof(ConstData));
+    md->is_decoded = rly_xcalloc((size_t)(md->narrays ? md->narrays : 1), sizeof(bool));
+  }
+  if (md->is_decoded[k]) {
+    *out = md->decoded[k];
+    return true;
+  }
   char err[256];
-  const char *s = md->arrays[k]->valuestring;
+  cJSON *item = (cJSON *)md->arrays[k];
+  const char *s = item->valuestring;
   if (!decode_blob(s, strlen(s), m, out, err, sizeof err)) {
     diag_error(d, at, "metadata: meta[relay.Constant][%" PRId64 "] (b64ndarrays[%" PRId64 "]): %s", index, k,
                err);
     return false;
   }
+  md->decoded[k] = *out;
+  md->is_decoded[k] = true;
+  cJSON_free(item->valuestring);
+  item->valuestring = NULL;
   return true;
 }
 

@@ -21,7 +21,9 @@ void meta_free(Metadata *md);
 /* Number of objects under type key (e.g. "relay.Constant"); 0 if none. */
 int64_t meta_count(const Metadata *md, const char *type_key);
 
-/* Decodes meta[relay.Constant][index] into *out, data in m's arena. Errors
+/* Decodes meta[relay.Constant][index] into *out, data in m's arena (every
+** call on one md must pass the same m: each blob is decoded once, its
+** base64 text then freed, and later references share the data). Errors
 ** (index out of range, bad base64, wrong magic, non-CPU device, dtype not
 ** supported, sizes that disagree with the shape, truncated blob) are
 ** reported at `at`; returns false then. */
