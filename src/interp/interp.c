@@ -650,6 +650,18 @@ static rlyrt_status call_kernel(Machine *M, Expr *e, rlyrt_object **args, int na
   return RLYRT_OK;
 }
 
+/* Pushes the ADT value ctor(args) (args consumed). */
+static rlyrt_status construct(Machine *M, const Expr *e, const Ctor *ctor, rlyrt_object **args, int n) {
+  rlyrt_adt *a = rlyrt_adt_new(ctor->tag, ctor->name->text, n);
+  if (!a) {
+    for (int i = 0; i < n; i++) rlyrt_release(args[i]);
+    return fail_at(M, e, RLYRT_E_NOMEM, "cannot allocate %s", ctor->name->text);
+  }
+  for (int i = 0; i < n; i++) rlyrt_adt_set_take(a, i, args[i]);
+  push_val(M, &a->obj);
+  return RLYRT_OK;
+}
+
 /* Runs items until the work stack is empty. */
 static rlyrt_status run(Machine *M) {
   Interp *I = M->I;
@@ -693,15 +705,7 @@ static rlyrt_status run(Machine *M) {
         for (int i = 0; i < n; i++) rlyrt_release(args[i]);
         if (s == RLYRT_OK) push_val(M, out);
       } else if (callee->kind == EXPR_CTOR) {
-        const Ctor *c = callee->u.ctor.ctor;
-        rlyrt_adt *a = rlyrt_adt_new(c->tag, c->name->text, n);
-        if (!a) {
-          for (int i = 0; i < n; i++) rlyrt_release(args[i]);
-          s = fail_at(M, e, RLYRT_E_NOMEM, "cannot allocate %s", c->name->text);
-        } else {
-          for (int i = 0; i < n; i++) rlyrt_adt_set_take(a, i, args[i]);
-          push_val(M, &a->obj);
-        }
+        s = construct(M, e, callee->u.ctor.ctor, args, n);
       } else if (callee->kind == EXPR_GLOBAL) {
         s = enter(M, e, global_callable(I, callee->u.global.def), NULL, args, n);
       } else {
@@ -714,14 +718,7 @@ static rlyrt_status run(Machine *M) {
           rlyrt_closure *clo = RLYRT_AS_CLOSURE(f);
           Callable *c = (Callable *)clo->code;
           if (c->kind == CALL_CTOR) {
-            rlyrt_adt *a = rlyrt_adt_new(c->ctor->tag, c->ctor->name->text, n);
-            if (a) {
-              for (int i = 0; i < n; i++) rlyrt_adt_set_take(a, i, args[i]);
-              push_val(M, &a->obj);
-            } else {
-              for (int i = 0; i < n; i++) rlyrt_release(args[i]);
-              s = fail_at(M, e, RLYRT_E_NOMEM, "cannot allocate %s", c->ctor->name->text);
-            }
+            s = construct(M, e, c->ctor, args, n);
             rlyrt_release(f);
           } else if (c->kind == CALL_GLOBAL) {
             rlyrt_release(f);
