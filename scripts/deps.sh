@@ -6,6 +6,7 @@ need=""
 [ -f /usr/include/cjson/cJSON.h ] || need="$need libcjson-dev"
 [ -f /usr/include/dlpack/dlpack.h ] || need="$need libdlpack-dev"
 command -v cmake >/dev/null 2>&1 || need="$need cmake"
+command -v pkg-config >/dev/null 2>&1 || need="$need pkgconf"
 if [ "${1:-}" = fuzz ]; then
   command -v clang >/dev/null 2>&1 || need="$need clang"
   ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1 || need="$need libclang-rt-dev"

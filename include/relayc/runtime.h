@@ -247,6 +247,135 @@ rlyrt_kernel_fn rlyrt_kernel_lookup(const char *op);
 /* Attribute access by field name (NULL if the op has no such field). */
 const rlyrt_attr *rlyrt_attr_get(const rlyrt_attrs *a, const char *name);
 
+/* {==== Errors with a place ====} */
+
+/* Prefixes this thread's message with "where: " and returns s (for
+** generated code: where is "model.relay:3:10"). */
+rlyrt_status rlyrt_error_at(rlyrt_status s, const char *where);
+
+/* {==== Building and inspecting values ====} */
+
+/* A tuple of n fields (each retained, none NULL). NULL with the error set
+** on failure. */
+rlyrt_tuple *rlyrt_tuple_make(rlyrt_object *const *fields, int32_t n);
+/* Field i of a tuple or an ADT value (borrowed); NULL with RLYRT_E_ARG set
+** when v is neither or i is out of range. */
+rlyrt_object *rlyrt_field(const rlyrt_object *v, int32_t i);
+/* The number of fields of a tuple or ADT value; -1 for other values. */
+int32_t rlyrt_num_fields(const rlyrt_object *v);
+/* The constructor name of an ADT value ("Cons"); NULL for other values. */
+const char *rlyrt_adt_ctor(const rlyrt_object *v);
+/* The value a reference holds (borrowed); NULL when r is not a reference. */
+rlyrt_object *rlyrt_ref_get(const rlyrt_object *r);
+
+/* {==== Compiled code ====}
+** A compiled function has one C signature: the arguments are borrowed, the
+** result is owned by the caller. self is the closure being called (its
+** environment holds the captured values), NULL for a global function. It
+** assumes its arguments have the static types of its parameters: calls
+** from outside go through rlyrt_module_call or rlyrt_closure_call, which
+** check them first. */
+typedef rlyrt_status (*rlyrt_fn)(const rlyrt_closure *self, rlyrt_object *const *args, rlyrt_object **out);
+/* Checks nargs argument values against the parameter types: RLYRT_OK, or
+** RLYRT_E_ARG with a message naming the argument and what was expected. */
+typedef rlyrt_status (*rlyrt_check_fn)(rlyrt_object *const *args, int32_t nargs);
+
+struct rlyrt_module_info;
+
+/* What a compiled closure's `code` points to (obj.flags has
+** RLYRT_CLOSURE_NATIVE); interpreter closures point to IR instead. */
+typedef struct rlyrt_code {
+  rlyrt_fn fn;
+  rlyrt_check_fn check;
+  int32_t arity;
+  const char *name;                       /* "@main", or "fn at model.relay:3:5" */
+  const struct rlyrt_module_info *module; /* the module the code belongs to */
+} rlyrt_code;
+
+#define RLYRT_CLOSURE_NATIVE 1
+
+/* A global function of a compiled module. */
+typedef struct rlyrt_function_info {
+  const char *name;                  /* "main" (the Relay name without '@') */
+  const char *type;                  /* its Relay type: "fn (Tensor[(2), float32]) -> float32" */
+  int32_t nparams;
+  const char *const *param_names;    /* "x" for %x */
+  const char *const *param_types;    /* Relay types of the parameters */
+  const char *result_type;
+  const rlyrt_code *code;
+} rlyrt_function_info;
+
+/* A constructor of an ADT of a compiled module. */
+typedef struct rlyrt_ctor_info {
+  const char *name;   /* "Cons" */
+  const char *adt;    /* "List" */
+  int32_t tag;        /* index in its type definition */
+  int32_t arity;
+} rlyrt_ctor_info;
+
+#define RLYRT_ABI_VERSION 1
+
+/* The description a compiled module exports (NAME_module() in its header;
+** rlyrt_module_entry() in a shared library built by relayc). A shared
+** library carries its own private copy of the runtime: last_error and
+** set_allocator reach that copy. */
+typedef struct rlyrt_module_info {
+  uint32_t abi;                            /* RLYRT_ABI_VERSION */
+  const char *name;                        /* the --name given to relayc build */
+  int32_t nfunctions;
+  const rlyrt_function_info *functions;    /* sorted by name */
+  int32_t nctors;
+  const rlyrt_ctor_info *ctors;
+  const char *(*last_error)(void);
+  void (*set_allocator)(const rlyrt_allocator *a);
+} rlyrt_module_info;
+
+/* {==== Loading and calling compiled modules ====}
+** A module is immutable once loaded: any number of threads may call its
+** functions at once (each with its own argument values). */
+
+typedef struct rlyrt_module rlyrt_module;
+
+/* Loads a shared library built by `relayc build` (dlopen). The module
+** shares this process's allocator. Errors: RLYRT_E_IO (cannot load, not a
+** relayc module, another ABI version). */
+rlyrt_status rlyrt_module_load(const char *path, rlyrt_module **out) RLYRT_MUST_CHECK;
+/* A module for a statically linked description (NAME_module()). */
+rlyrt_status rlyrt_module_wrap(const rlyrt_module_info *info, rlyrt_module **out) RLYRT_MUST_CHECK;
+/* Unloads (a loaded library) and frees m. Values that came out of it must
+** be released before: ADT values and constants point into its code. */
+void rlyrt_module_free(rlyrt_module *m);
+const rlyrt_module_info *rlyrt_module_get_info(const rlyrt_module *m);
+/* The global function called name ("main" or "@main"); NULL if none. */
+const rlyrt_function_info *rlyrt_module_find(const rlyrt_module *m, const char *name);
+/* Calls the global function name with nargs arguments (borrowed); *out is
+** the result (owned). The count, kinds, dtypes and shapes of the arguments
+** are checked first (RLYRT_E_ARG); run-time failures return their status.
+** The message is in rlyrt_last_error(). */
+rlyrt_status rlyrt_module_call(const rlyrt_module *m, const char *name, rlyrt_object *const *args, int32_t nargs,
+                               rlyrt_object **out) RLYRT_MUST_CHECK;
+/* An ADT value of constructor ctor ("Cons") of m with n fields (borrowed,
+** retained). RLYRT_E_ARG for an unknown constructor or a wrong count. */
+rlyrt_status rlyrt_module_adt_new(const rlyrt_module *m, const char *ctor, rlyrt_object *const *fields, int32_t n,
+                                  rlyrt_object **out) RLYRT_MUST_CHECK;
+/* Calls a closure (a function value returned by a compiled function) with
+** nargs arguments (borrowed), checked as rlyrt_module_call does. */
+rlyrt_status rlyrt_closure_call(const rlyrt_object *closure, rlyrt_object *const *args, int32_t nargs,
+                                rlyrt_object **out) RLYRT_MUST_CHECK;
+
+/* {==== For generated code ====}
+** Checks used by the argument checkers relayc generates: each returns
+** RLYRT_OK or RLYRT_E_ARG with the message "WHAT: expected EXPECTED, got
+** ...". shape has ndim entries, -1 for any size. */
+rlyrt_status rlyrt_check_tensor(const rlyrt_object *v, DLDataType dtype, int32_t ndim, const int64_t *shape,
+                                const char *what, const char *expected);
+/* v is a value of kind (a tuple or ADT value with n fields: n >= 0; any
+** closure: n = -1, or one of arity n). */
+rlyrt_status rlyrt_check_kind(const rlyrt_object *v, rlyrt_kind kind, int32_t n, const char *what,
+                              const char *expected);
+/* The allocator in use (to share it with a loaded module). */
+const rlyrt_allocator *rlyrt_get_allocator(void);
+
 #ifdef __cplusplus
 }
 #endif

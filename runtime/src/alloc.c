@@ -34,3 +34,5 @@ void *rlyrt_alloc(size_t size, size_t align) {
 void rlyrt_free(void *p) {
   if (p) current.free(current.ctx, p);
 }
+
+const rlyrt_allocator *rlyrt_get_allocator(void) { return &current; }

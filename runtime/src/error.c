@@ -1,6 +1,7 @@
 /* error.c: status names and the thread-local last-error message. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "relayc/runtime.h"
 
@@ -31,3 +32,18 @@ rlyrt_status rlyrt_error(rlyrt_status s, const char *fmt, ...) {
 }
 
 void rlyrt_clear_error(void) { last_error[0] = 0; }
+
+rlyrt_status rlyrt_error_at(rlyrt_status s, const char *where) {
+  char msg[sizeof last_error];
+  memcpy(msg, last_error, sizeof msg);
+  size_t n = strlen(where);
+  if (n > sizeof last_error / 2) n = sizeof last_error / 2;
+  memcpy(last_error, where, n);
+  last_error[n] = ':';
+  last_error[n + 1] = ' ';
+  size_t m = strnlen(msg, sizeof msg - 1);
+  if (m > sizeof last_error - n - 3) m = sizeof last_error - n - 3;
+  memcpy(last_error + n + 2, msg, m);
+  last_error[n + 2 + m] = 0;
+  return s;
+}

@@ -45,3 +45,19 @@ char *file_read_all(const char *path, size_t *len, char *err, size_t errlen) {
   *len = n;
   return buf;
 }
+
+bool file_write_all(const char *path, const void *data, size_t n, char *err, size_t errlen) {
+  FILE *f = fopen(path, "wb");
+  if (!f) {
+    snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+    return false;
+  }
+  bool ok = (n == 0 || fwrite(data, 1, n, f) == n);
+  int e = errno;
+  if (fclose(f) != 0 && ok) {
+    ok = false;
+    e = errno;
+  }
+  if (!ok) snprintf(err, errlen, "cannot write '%s': %s", path, strerror(e));
+  return ok;
+}

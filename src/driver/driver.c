@@ -794,6 +794,11 @@ bool driver_build(const BuildOptions *o, const char *c_file, const char *out, Di
   }
   push_compile_flags(o, tmp, &argv);
   if (o->emit == EMIT_SO) {
+    /* The library keeps its copy of the runtime to itself: only
+    ** rlyrt_module_entry is exported, so two models never clash. */
+    arglist_push(&argv, "-DRLYRT_SHARED_MODULE");
+    arglist_push(&argv, "-fvisibility=hidden");
+    arglist_push(&argv, "-Wl,--exclude-libs,ALL");
     arglist_push(&argv, "-shared");
     arglist_push(&argv, "-o");
     push_path(&argv, out);
@@ -859,6 +864,15 @@ bool driver_build(const BuildOptions *o, const char *c_file, const char *out, Di
     ok = run_tool(o, &ar, "the archiver", d);
     arglist_free(&ar);
     if (!ok) unlink(out);
+  }
+
+  /* A static library or an object is linked into a C program: its header
+  ** goes next to it. */
+  if (ok && header && (o->emit == EMIT_A || o->emit == EMIT_OBJ)) {
+    char *out_dir = dir_name(out);
+    ok = copy_into(header, out_dir, err, sizeof err);
+    if (!ok) diag_error(d, nowhere, "%s", err);
+    free(out_dir);
   }
 
 done:

@@ -138,7 +138,11 @@ const char *driver_emit_name(EmitKind kind);
 ** where <tmp> is a private temporary directory holding the embedded runtime
 ** (driver_write_runtime). Warnings are enabled so that warnings in generated
 ** code are seen, but never turned into errors for a user's build.
-**   EMIT_SO:  ... -shared -o out c_file CFLAGS <tmp>/lib/librelayc_runtime.a -lm
+**   EMIT_SO:  ... -DRLYRT_SHARED_MODULE -fvisibility=hidden
+**             -Wl,--exclude-libs,ALL -shared -o out c_file CFLAGS
+**             <tmp>/lib/librelayc_runtime.a -lm
+**             (the library exports rlyrt_module_entry only: its copy of the
+**             runtime stays private, so two models load into one process)
 **   EMIT_OBJ: ... -c -o out c_file CFLAGS (the object alone still needs the
 **             runtime library and -lm to link)
 **   EMIT_A:   ... -c -o <tmp>/obj/STEM.o c_file CFLAGS; then the members of
@@ -147,6 +151,7 @@ const char *driver_emit_name(EmitKind kind);
 **             AR rcs out STEM.o <runtime objects>, so that a user links one
 **             library (plus -lm). An existing out is replaced, not updated.
 **   EMIT_C:   c_file is copied to out.
+** For EMIT_A and EMIT_OBJ the header is also copied next to out.
 ** Objects are position independent so that any artifact can go into a
 ** shared library. A triple target needs a compiler that understands
 ** --target (clang); for gcc, name a cross compiler with o->cc instead. The

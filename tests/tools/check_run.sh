@@ -1,8 +1,11 @@
 #!/bin/sh
-# check_run.sh RELAYC NPYCMP FILE.relay
-# Runs `relayc run --interp FILE` (from the repository root) with the
-# arguments in FILE.args (if any; one shell word per argument, paths
-# relative to the repository root) and checks the result against:
+# check_run.sh RELAYC NPYCMP FILE.relay [MODE]
+# Runs `relayc run FILE` (from the repository root) with the arguments in
+# FILE.args (if any; one shell word per argument, paths relative to the
+# repository root). MODE is "interp" (the default: run --interp) or -O0..-O3
+# (compiled at that level; the result is then also compared with the
+# interpreter's: exactly for integers, bools and printed values, within
+# npycmp's default tolerance for floats). The result is checked against:
 #   FILE.expected       the exact standard output, or
 #   FILE.expected.npy   a tensor result (compared with npycmp; FILE.tol may
 #                       hold "--rtol R --atol A"), or
@@ -12,6 +15,7 @@ set -u
 relayc=$1
 npycmp=$2
 file=$3
+mode=${4:-interp}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 rel=${file#"$root"/}
 base=${file%.relay}
@@ -22,19 +26,32 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 tol=""
 [ -f "$base.tol" ] && tol=$(cat "$base.tol")
+if [ "$mode" = interp ]; then
+  how=--interp
+else
+  how=$mode
+fi
 if [ -f "$base.expected.npy" ]; then
   # shellcheck disable=SC2086
-  "$relayc" run "$rel" --interp $args --output "$tmp/out.npy" || exit 1
+  "$relayc" run "$rel" $how $args --output "$tmp/out.npy" || exit 1
   # shellcheck disable=SC2086
-  exec "$npycmp" $tol "$tmp/out.npy" "$base.expected.npy"
+  "$npycmp" $tol "$tmp/out.npy" "$base.expected.npy" || exit 1
+  [ "$mode" = interp ] && exit 0
+  # shellcheck disable=SC2086
+  "$relayc" run "$rel" --interp $args --output "$tmp/interp.npy" || exit 1
+  exec "$npycmp" "$tmp/out.npy" "$tmp/interp.npy"
 elif [ -d "$base.expected.d" ]; then
   # shellcheck disable=SC2086
-  "$relayc" run "$rel" --interp $args --output "$tmp/out" || exit 1
+  "$relayc" run "$rel" $how $args --output "$tmp/out" || exit 1
   # shellcheck disable=SC2086
-  exec "$npycmp" $tol "$tmp/out" "$base.expected.d"
+  "$npycmp" $tol "$tmp/out" "$base.expected.d" || exit 1
+  [ "$mode" = interp ] && exit 0
+  # shellcheck disable=SC2086
+  "$relayc" run "$rel" --interp $args --output "$tmp/interp" || exit 1
+  exec "$npycmp" "$tmp/out" "$tmp/interp"
 elif [ -f "$base.error" ]; then
   # shellcheck disable=SC2086
-  "$relayc" run "$rel" --interp $args >"$tmp/out" 2>"$tmp/err"
+  "$relayc" run "$rel" $how $args >"$tmp/out" 2>"$tmp/err"
   status=$?
   if [ "$status" -ne 1 ]; then
     echo "expected exit status 1, got $status"; cat "$tmp/err"; exit 1
@@ -46,9 +63,16 @@ elif [ -f "$base.error" ]; then
   exit 0
 else
   # shellcheck disable=SC2086
-  "$relayc" run "$rel" --interp $args >"$tmp/out" || exit 1
+  "$relayc" run "$rel" $how $args >"$tmp/out" || exit 1
   if ! diff -u "$base.expected" "$tmp/out"; then
     echo "the output of $rel differs from $base.expected"
+    exit 1
+  fi
+  [ "$mode" = interp ] && exit 0
+  # shellcheck disable=SC2086
+  "$relayc" run "$rel" --interp $args >"$tmp/interp" || exit 1
+  if ! diff -u "$tmp/interp" "$tmp/out"; then
+    echo "the compiled output of $rel differs from the interpreter's"
     exit 1
   fi
 fi

@@ -40,17 +40,54 @@ expect 2 "unknown option '--bogus'" "$relayc" check --bogus $ok
 expect 2 "no input file" "$relayc" check
 expect 2 "more than one input" "$relayc" check $ok $ok
 expect 2 "needs a file name" "$relayc" check $ok --params
-expect 2 "not available yet" "$relayc" build $ok
 expect 0 "usage: relayc run" "$relayc" run --help
-expect 2 "not available yet; run with --interp" "$relayc" run ../examples/list_fold.relay
-expect 2 "a built library \\(.so\\) is not available yet" "$relayc" run model.so --interp
+expect 2 "--interp needs Relay text" "$relayc" run model.so --interp
 expect 2 "an ONNX model is not available yet" "$relayc" run model.onnx --interp
+expect 2 "an ONNX model is not available yet" "$relayc" run model.onnx
 expect 2 "needs a count" "$relayc" run ../examples/list_fold.relay --interp --repeat 0
 expect 2 "needs NAME=FILE.npy" "$relayc" run ../examples/list_fold.relay --interp --input x
 expect 0 "^55$" "$relayc" run ../examples/list_fold.relay --interp
 expect 0 "^time_ms: median=[0-9.]+ min=[0-9.]+ max=[0-9.]+ n=3$" "$relayc" run ../examples/list_fold.relay --interp --repeat 3
 expect 1 "has no function @nope" "$relayc" run ../examples/list_fold.relay --interp --function nope
 expect 1 "cannot be given as a .npy input" "$relayc" run ../examples/tree.relay --interp --function insert --input t=../tests/runtime/data/be_float16.npy --input v=../tests/runtime/data/be_float16.npy
+# relayc build and compiled runs.
+lf=../examples/list_fold.relay
+expect 0 "usage: relayc build" "$relayc" build --help
+expect 2 "no output: give it with -o" "$relayc" build $lf
+expect 2 "cannot tell the kind of output" "$relayc" build $lf -o "$tmp/x.bin"
+expect 2 "--emit needs so, a, obj or c" "$relayc" build $lf -o "$tmp/x.so" --emit dll
+expect 2 "--name needs a C identifier" "$relayc" build $lf -o "$tmp/x.so" --name 9lives
+expect 2 "--name needs a C identifier" "$relayc" build $lf -o "$tmp/x.so" --name rlyrt_x
+expect 2 "unknown option '--threads'" "$relayc" build $lf -o "$tmp/x.so" --threads 4
+expect 1 "unknown operator" "$relayc" build errors/unknown_op.relay -o "$tmp/x.so"
+expect 1 "cannot run 'no-such-cc'" "$relayc" build $lf -o "$tmp/x.so" --cc no-such-cc
+expect 1 "the C compiler failed with exit status 1:" "$relayc" build $lf -o "$tmp/x.so" --cflags "-DX -include /no/such/header.h"
+expect 0 "" "$relayc" build $lf -o "$tmp/lf.so"
+expect 0 "^55$" "$relayc" run "$tmp/lf.so"
+expect 0 "^55$" "$relayc" run $lf
+expect 0 "^55$" "$relayc" run $lf -O0 --cc cc
+expect 0 "^time_ms: median=[0-9.]+ min=[0-9.]+ max=[0-9.]+ n=3$" "$relayc" run "$tmp/lf.so" --repeat 3
+expect 1 "has no function @nope" "$relayc" run "$tmp/lf.so" --function nope
+expect 1 "cannot load" "$relayc" run "$tmp/missing.so"
+printf 'not a library' >"$tmp/fake.so"
+expect 1 "cannot load" "$relayc" run "$tmp/fake.so"
+expect 1 "cannot be given as a .npy input" "$relayc" run ../examples/tree.relay --function insert --input t=../tests/runtime/data/be_float16.npy
+expect 1 "missing input 'input'" "$relayc" run ../examples/mlp.relay
+# Every kind of output; the header goes next to a .a, .o and .c.
+mkdir -p "$tmp/o1" "$tmp/c1" "$tmp/c2"
+expect 0 "" "$relayc" build $lf -o "$tmp/o1/libfold.a"
+expect 0 "" test -f "$tmp/o1/fold.h"
+expect 0 "" "$relayc" build $lf -o "$tmp/o1/fold.o" --name fold2
+expect 0 "" test -f "$tmp/o1/fold2.h"
+expect 0 "" "$relayc" build $lf -o "$tmp/c1/m.c" --keep-source "$tmp/kept"
+expect 0 "" test -f "$tmp/kept/m.h"
+# The same input gives the same bytes.
+expect 0 "" "$relayc" build $lf -o "$tmp/c2/m.c"
+expect 0 "" cmp "$tmp/c1/m.c" "$tmp/c2/m.c"
+expect 0 "" cmp "$tmp/c1/m.h" "$tmp/c2/m.h"
+# From an unrelated working directory.
+expect 0 "" sh -c "cd '$tmp' && '$relayc' build '$(pwd)/$lf' -o elsewhere.so && '$relayc' run elsewhere.so"
+
 # Files that cannot be read.
 expect 1 "cannot open 'no/such/file.relay'" "$relayc" check no/such/file.relay
 expect 1 "is a directory" "$relayc" check corpus

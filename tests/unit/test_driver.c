@@ -272,12 +272,14 @@ static void test_embedded(const char *dlpack, const char *runtime_lib) {
 
 /* {==== Building ====} */
 
-/* Uses the runtime (a tensor, the kernel table) so linking it matters. */
+/* Uses the runtime (a tensor, the kernel table) so linking it matters.
+** Shared libraries are built with -fvisibility=hidden: what a test looks
+** up with dlsym is marked visible, as generated code marks its entry. */
 static const char model_c[] =
     "#include <relayc/runtime.h>\n"
     "#include \"model.h\"\n"
     "\n"
-    "long model_numel(void) {\n"
+    "__attribute__((visibility(\"default\"))) long model_numel(void) {\n"
     "  int64_t shape[2] = {2, 3};\n"
     "  rlyrt_tensor *t = rlyrt_tensor_new((DLDataType){kDLFloat, 32, 1}, 2, shape, true);\n"
     "  if (!t) return -1;\n"
@@ -327,6 +329,8 @@ static void test_build_so(void) {
   o.commands = &cmds;
   if (!build_ok(&o, wpath("model.c"), wpath("libmodel.so"))) return;
   CHECK(strstr(sb_str(&cmds), " -shared ") != NULL);
+  CHECK(strstr(sb_str(&cmds), " -fvisibility=hidden ") != NULL);
+  CHECK(strstr(sb_str(&cmds), " -DRLYRT_SHARED_MODULE ") != NULL);
   CHECK(strstr(sb_str(&cmds), " -std=c11 -Wall -Wextra -O2 -fPIC ") != NULL);
   CHECK(strstr(sb_str(&cmds), "-Werror") == NULL);
   sb_free(&cmds);
@@ -511,7 +515,7 @@ static void test_build_cflags(void) {
              "#endif\n"
              "static const char greeting[] = GREETING;\n"
              "int flags_len(void);\n"
-             "int flags_len(void) { return (int)sizeof greeting - 1; }\n");
+             "__attribute__((visibility(\"default\"))) int flags_len(void) { return (int)sizeof greeting - 1; }\n");
   BuildOptions o;
   driver_options_init(&o);
   o.cflags = " -DGREETING='\"hi there\"'  \"-DANSWER=42\" -O3 ";

@@ -8,8 +8,12 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <pthread.h>
+
 #include "base/diag.h"
 #include "base/file.h"
+#include "codegen/codegen.h"
+#include "driver/driver.h"
 #include "base/strbuf.h"
 #include "interp/interp.h"
 #include "ir/ir.h"
@@ -30,15 +34,14 @@ static const char usage_main[] =
     "commands:\n"
     "  check FILE    parse FILE, infer its types, and report the errors\n"
     "  fmt FILE      print FILE in canonical Relay text\n"
-    "  run FILE      run a function of FILE (--interp: with the reference interpreter)\n"
+    "  build FILE    compile FILE to a shared library, a static library, an object or C\n"
+    "  run FILE      run a function of FILE, compiled (or --interp: interpreted), or of\n"
+    "                a library built by 'relayc build'\n"
     "  help [CMD]    show help for a command\n"
     "\n"
     "FILE is Relay text (format v0.0.5, with an optional #[metadata] section);\n"
     "'-' reads standard input. Run 'relayc help CMD' or 'relayc CMD --help' for a\n"
-    "command's options. Exit status: 0 success, 1 errors in the input, 2 usage.\n"
-    "\n"
-    "Compiling to C (relayc build, and run without --interp) is not available\n"
-    "yet (see the status table in README.md).\n";
+    "command's options. Exit status: 0 success, 1 errors in the input, 2 usage.\n";
 
 static const char usage_check[] =
     "usage: relayc check [--print] [--params FILE.params] FILE\n"
@@ -70,19 +73,54 @@ static const char usage_fmt[] =
     "  -h, --help      show this help\n";
 
 
-static const char usage_run[] =
-    "usage: relayc run FILE --interp [--function NAME] [--input NAME=FILE.npy ...]\n"
-    "                  [--output FILE.npy|DIR] [--repeat N] [--params FILE.params]\n"
+static const char usage_build[] =
+    "usage: relayc build FILE -o OUT [--emit so|a|obj|c] [--name NAME] [-O0..3]\n"
+    "                    [--cc CC] [--cflags \"FLAGS\"] [--target TRIPLE|native]\n"
+    "                    [--keep-source DIR] [--params FILE.params] [-v]\n"
     "\n"
-    "Runs a function of FILE (default @main) with the reference interpreter and\n"
-    "prints its result readably, or writes it with --output. Each parameter of\n"
-    "the function is given by name with --input (%x is x); its dtype and shape\n"
-    "must agree with the parameter's type. For an expression file, the inputs\n"
-    "bind its free variables.\n"
+    "Compiles FILE to C and builds it with the system C compiler: every Relay\n"
+    "function becomes a C function, every operator call a kernel. The result\n"
+    "needs nothing but the runtime, which relayc links into it (.so, .a) or\n"
+    "which you link (-lrelayc_runtime for .o and .c).\n"
+    "\n"
+    "  OUT.so   a shared library: load it with rlyrt_module_load, or run it\n"
+    "           with 'relayc run OUT.so'\n"
+    "  OUT.a    a static library (model and runtime); NAME.h is written next\n"
+    "           to it: NAME_module() and a typed entry point NAME_FN(...) for\n"
+    "           each function whose parameters and result are static tensors\n"
+    "  OUT.o    an object file (NAME.h next to it)\n"
+    "  OUT.c    the generated C (NAME.h next to it)\n"
     "\n"
     "options:\n"
-    "  --interp              use the reference interpreter (required for now:\n"
-    "                        compiled execution is not available yet)\n"
+    "  -o OUT             the output; its extension picks the kind unless --emit\n"
+    "  --emit KIND        so, a, obj or c\n"
+    "  --name NAME        the module's name and C prefix (default: OUT's name\n"
+    "                     without directory, extension and a leading 'lib')\n"
+    "  -O0 .. -O3         the C compiler's optimisation level (default -O2)\n"
+    "  --cc CC            the C compiler (default: cc)\n"
+    "  --cflags FLAGS     extra flags for the C compiler (split like a shell\n"
+    "                     would, without expansions)\n"
+    "  --target T         native (-march=native) or a triple (--target=T, clang)\n"
+    "  --keep-source DIR  also write the generated NAME.c and NAME.h into DIR\n"
+    "  --params FILE      bind @main's parameters to a .params file\n"
+    "  -v, --verbose      print every command run\n"
+    "  -h, --help         show this help\n";
+
+static const char usage_run[] =
+    "usage: relayc run MODEL [--interp] [--function NAME] [--input NAME=FILE.npy ...]\n"
+    "                  [--output FILE.npy|DIR] [--repeat N] [--params FILE.params]\n"
+    "                  [-O0..3] [--cc CC] [--cflags \"FLAGS\"]\n"
+    "\n"
+    "Runs a function of MODEL (default @main) and prints its result readably, or\n"
+    "writes it with --output. MODEL is Relay text, compiled to a temporary\n"
+    "shared library first (or run by the reference interpreter with --interp),\n"
+    "or a shared library built by 'relayc build'. Each parameter of the\n"
+    "function is given by name with --input (%x is x); its dtype and shape must\n"
+    "agree with the parameter's type. For an expression file, the inputs bind\n"
+    "its free variables.\n"
+    "\n"
+    "options:\n"
+    "  --interp              use the reference interpreter instead of compiling\n"
     "  --function NAME       the global to call (default main)\n"
     "  --input NAME=FILE     a .npy file for the parameter NAME (repeatable)\n"
     "  --output PATH         a tensor result to PATH (.npy); a tuple result to\n"
@@ -91,6 +129,8 @@ static const char usage_run[] =
     "  --repeat N            run N more times after one warm-up and end with\n"
     "                        time_ms: median=M min=A max=B n=N\n"
     "  --params FILE         bind @main's parameters to a .params file\n"
+    "  -O0 .. -O3, --cc, --cflags\n"
+    "                        how to compile Relay text (as for relayc build)\n"
     "  -h, --help            show this help\n";
 
 typedef struct Options {
@@ -104,6 +144,10 @@ typedef struct Options {
   const char **inputs; /* NAME=FILE, argc entries at most */
   int ninputs;
   long repeat;
+  /* build (and compiled run) */
+  const char *emit, *name, *cc, *cflags, *target, *keep_source;
+  int opt_level; /* -1: default */
+  bool verbose;
 } Options;
 
 static int usage_error(const char *cmd_usage, const char *fmt, const char *arg) {
@@ -116,13 +160,30 @@ static int usage_error(const char *cmd_usage, const char *fmt, const char *arg) 
 /* Parses the options of check/fmt. Returns -1 to go on, else an exit status. */
 static int parse_options(int argc, char **argv, const char *usage, bool allow_output, Options *o) {
   memset(o, 0, sizeof *o);
-  bool is_run = usage == usage_run;
+  o->opt_level = -1;
+  bool is_run = usage == usage_run, is_build = usage == usage_build;
   if (is_run) o->inputs = rly_xcalloc((size_t)argc + 1, sizeof(char *));
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       fputs(usage, stdout);
       return 0;
+    } else if ((is_run || is_build) && a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3]) {
+      o->opt_level = a[2] - '0';
+    } else if ((is_run || is_build) && (strcmp(a, "--cc") == 0 || strcmp(a, "--cflags") == 0)) {
+      if (i + 1 >= argc) return usage_error(usage, "option '%s' needs a value", a);
+      if (a[3] == 'c') o->cc = argv[++i];
+      else o->cflags = argv[++i];
+    } else if (is_build && (strcmp(a, "--emit") == 0 || strcmp(a, "--name") == 0 || strcmp(a, "--target") == 0 ||
+                            strcmp(a, "--keep-source") == 0)) {
+      if (i + 1 >= argc) return usage_error(usage, "option '%s' needs a value", a);
+      const char *v = argv[++i];
+      if (a[2] == 'e') o->emit = v;
+      else if (a[2] == 'n') o->name = v;
+      else if (a[2] == 't') o->target = v;
+      else o->keep_source = v;
+    } else if (is_build && (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0)) {
+      o->verbose = true;
     } else if (strcmp(a, "--params") == 0 || strncmp(a, "--params=", 9) == 0) {
       if (a[8] == '=') o->params = a + 9;
       else if (i + 1 < argc) o->params = argv[++i];
@@ -145,7 +206,7 @@ static int parse_options(int argc, char **argv, const char *usage, bool allow_ou
         o->repeat = strtol(v, &end, 10);
         if (*end || o->repeat < 1 || o->repeat > 1000000) return usage_error(usage, "--repeat needs a count from 1 to 1000000, not '%s'", v);
       }
-    } else if (allow_output && strcmp(a, "-o") == 0) {
+    } else if ((allow_output || is_build) && strcmp(a, "-o") == 0) {
       if (i + 1 >= argc) return usage_error(usage, "option '%s' needs a file name", a);
       o->output = argv[++i];
     } else if (a[0] == '-' && a[1] != 0) {
@@ -157,6 +218,7 @@ static int parse_options(int argc, char **argv, const char *usage, bool allow_ou
     }
   }
   if (!o->input) return usage_error(usage, "no input file%s", "");
+  if (is_build && !o->output) return usage_error(usage, "no output: give it with -o OUT%s", "");
   return -1;
 }
 
@@ -374,10 +436,287 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* times[0] is the warm-up; times[1..repeat] are reported. */
+static void print_times(double *times, long repeat) {
+  qsort(times + 1, (size_t)repeat, sizeof(double), cmp_double);
+  double med = repeat % 2 ? times[1 + repeat / 2] : (times[repeat / 2] + times[1 + repeat / 2]) / 2;
+  printf("time_ms: median=%.3f min=%.3f max=%.3f n=%ld\n", med, times[1], times[repeat], repeat);
+}
+
 static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* {==== relayc build ====} */
+
+/* The module name from the output path: its file name without extension
+** and without a leading "lib", as a C identifier. */
+static void default_name(const char *out, char *name, size_t n) {
+  const char *base = strrchr(out, '/');
+  base = base ? base + 1 : out;
+  if (strncmp(base, "lib", 3) == 0 && base[3] && base[3] != '.') base += 3;
+  size_t k = 0;
+  if (*base >= '0' && *base <= '9') k = (size_t)snprintf(name, n, "m_");
+  for (; *base && *base != '.' && k + 1 < n && k < 64; base++) {
+    char c = *base;
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    name[k++] = ok ? c : '_';
+  }
+  name[k] = 0;
+  if (!k || !codegen_name_ok(name)) snprintf(name, n, "model");
+}
+
+/* Compiles m into out as emit says. Returns false after printing errors. */
+static bool compile_to(const Options *o, Module *m, const SourceMap *sm, Diag *d, const char *name, EmitKind emit,
+                       const char *out) {
+  StrBuf c = {0}, h = {0}, cpath = {0}, hpath = {0}, log = {0};
+  CodegenOptions co = {name, sm};
+  bool ok = codegen_module(m, &co, &c, &h, d);
+  char err[1024];
+  char *tmp = NULL;
+  if (ok) {
+    tmp = driver_tmpdir_new(err, sizeof err);
+    if (!tmp) {
+      fprintf(stderr, "relayc: %s\n", err);
+      ok = false;
+    }
+  }
+  if (ok) {
+    sb_printf(&cpath, "%s/%s.c", tmp, name);
+    sb_printf(&hpath, "%s/%s.h", tmp, name);
+    ok = file_write_all(sb_str(&cpath), c.data, c.len, err, sizeof err) &&
+         file_write_all(sb_str(&hpath), h.data, h.len, err, sizeof err);
+    if (!ok) fprintf(stderr, "relayc: %s\n", err);
+  }
+  if (ok) {
+    BuildOptions bo;
+    driver_options_init(&bo);
+    bo.emit = emit;
+    if (o->cc) bo.cc = o->cc;
+    bo.cflags = o->cflags;
+    if (o->opt_level >= 0) bo.opt_level = o->opt_level;
+    bo.target = o->target;
+    bo.keep_source = o->keep_source;
+    bo.commands = o->verbose ? &log : NULL;
+    ok = driver_build(&bo, sb_str(&cpath), out, d);
+    if (o->verbose) fwrite(log.data ? log.data : "", 1, log.len, stderr);
+  }
+  diag_print(d, stderr);
+  if (tmp) {
+    if (!driver_rmtree(tmp, err, sizeof err)) fprintf(stderr, "relayc: warning: %s\n", err);
+    free(tmp);
+  }
+  sb_free(&c);
+  sb_free(&h);
+  sb_free(&cpath);
+  sb_free(&hpath);
+  sb_free(&log);
+  return ok;
+}
+
+static int cmd_build(int argc, char **argv) {
+  Options o;
+  int rc = parse_options(argc, argv, usage_build, false, &o);
+  if (rc >= 0) return rc;
+  EmitKind emit;
+  if (o.emit) {
+    if (!driver_emit_parse(o.emit, &emit)) return usage_error(usage_build, "--emit needs so, a, obj or c, not '%s'", o.emit);
+  } else if (!driver_emit_from_path(o.output, &emit)) {
+    return usage_error(usage_build, "cannot tell the kind of output from '%s': name it .so, .a, .o or .c, or use --emit",
+                       o.output);
+  }
+  char name[80];
+  if (o.name) {
+    if (!codegen_name_ok(o.name))
+      return usage_error(usage_build, "--name needs a C identifier of at most 64 characters not starting with rlyrt, not '%s'",
+                         o.name);
+    snprintf(name, sizeof name, "%s", o.name);
+  } else {
+    default_name(o.output, name, sizeof name);
+  }
+  SourceMap sm = {0};
+  Diag d;
+  diag_init(&d, &sm);
+  Module *m = load(&o, &sm, &d);
+  rc = EXIT_USER;
+  if (m && compile_to(&o, m, &sm, &d, name, emit, o.output)) rc = 0;
+  else if (!m) diag_print(&d, stderr);
+  module_free(m);
+  diag_free(&d);
+  srcmap_free(&sm);
+  return rc;
+}
+
+/* {==== relayc run, compiled ====} */
+
+typedef struct CallJob {
+  const rlyrt_module *mod;
+  const char *fname;
+  rlyrt_object **vals;
+  int nvals;
+  long runs;
+  double *times;
+  rlyrt_object *result;
+  rlyrt_status status;
+  char error[1024];
+} CallJob;
+
+static void *call_thread(void *arg) {
+  CallJob *J = arg;
+  for (long r = 0; r < J->runs; r++) {
+    rlyrt_release(J->result);
+    J->result = NULL;
+    double t0 = now_ms();
+    J->status = rlyrt_module_call(J->mod, J->fname, J->vals, J->nvals, &J->result);
+    J->times[r] = now_ms() - t0;
+    if (J->status != RLYRT_OK) {
+      snprintf(J->error, sizeof J->error, "%s", rlyrt_last_error());
+      break;
+    }
+  }
+  return NULL;
+}
+
+/* Runs J on a thread with a large stack (deep non-tail recursion in
+** compiled code uses the C stack). */
+static void run_job(CallJob *J) {
+  pthread_attr_t attr;
+  pthread_t th;
+  bool started = pthread_attr_init(&attr) == 0;
+  if (started) {
+    pthread_attr_setstacksize(&attr, (size_t)1 << 30);
+    started = pthread_create(&th, &attr, call_thread, J) == 0;
+    pthread_attr_destroy(&attr);
+  }
+  if (started) pthread_join(th, NULL);
+  else call_thread(J);
+}
+
+/* Binds the inputs to the parameters of f by name; loads each .npy file.
+** Type checks happen in the call. Returns false after printing. */
+static bool bind_module_inputs(const Options *o, const rlyrt_function_info *f, rlyrt_object **vals) {
+  bool ok = true;
+  for (int k = 0; k < o->ninputs; k++) {
+    const char *eq = strchr(o->inputs[k], '=');
+    size_t nlen = (size_t)(eq - o->inputs[k]);
+    int j = -1;
+    for (int i = 0; i < f->nparams; i++)
+      if (strlen(f->param_names[i]) == nlen && memcmp(f->param_names[i], o->inputs[k], nlen) == 0) j = i;
+    if (j < 0) {
+      StrBuf names = {0};
+      for (int i = 0; i < f->nparams; i++) sb_printf(&names, "%s%s", i ? ", " : "", f->param_names[i]);
+      fprintf(stderr, "relayc: unknown input '%.*s': the parameters of @%s are: %s\n", (int)nlen, o->inputs[k],
+              f->name, f->nparams ? sb_str(&names) : "(none)");
+      sb_free(&names);
+      ok = false;
+      continue;
+    }
+    if (vals[j]) {
+      fprintf(stderr, "relayc: input '%.*s' is given twice\n", (int)nlen, o->inputs[k]);
+      ok = false;
+      continue;
+    }
+    const char *ty = f->param_types[j];
+    DType dt;
+    if (strncmp(ty, "Tensor[", 7) != 0 && !dtype_parse(ty, strlen(ty), &dt)) {
+      fprintf(stderr, "relayc: parameter '%s' has type %s, which cannot be given as a .npy input\n",
+              f->param_names[j], ty);
+      ok = false;
+      continue;
+    }
+    rlyrt_tensor *t = NULL;
+    if (rlyrt_npy_load(eq + 1, &t) != RLYRT_OK) {
+      fprintf(stderr, "relayc: input '%.*s': %s\n", (int)nlen, o->inputs[k], rlyrt_last_error());
+      ok = false;
+      continue;
+    }
+    vals[j] = &t->obj;
+  }
+  for (int i = 0; i < f->nparams && ok; i++)
+    if (!vals[i]) {
+      fprintf(stderr, "relayc: missing input '%s' (%s): give it with --input %s=FILE.npy\n", f->param_names[i],
+              f->param_types[i], f->param_names[i]);
+      ok = false;
+    }
+  return ok;
+}
+
+static int run_compiled(Options *o, bool is_so) {
+  int rc = EXIT_USER;
+  char err[1024];
+  char *tmp = NULL;
+  StrBuf so = {0};
+  rlyrt_module *mod = NULL;
+  rlyrt_object **vals = NULL;
+  int nvals = 0;
+  if (is_so) {
+    sb_puts(&so, o->input);
+  } else {
+    SourceMap sm = {0};
+    Diag d;
+    diag_init(&d, &sm);
+    Module *m = load(o, &sm, &d);
+    bool ok = m != NULL;
+    if (!ok) diag_print(&d, stderr);
+    if (ok) {
+      tmp = driver_tmpdir_new(err, sizeof err);
+      if (!tmp) {
+        fprintf(stderr, "relayc: %s\n", err);
+        ok = false;
+      }
+    }
+    if (ok) {
+      sb_printf(&so, "%s/model.so", tmp);
+      ok = compile_to(o, m, &sm, &d, "model", EMIT_SO, sb_str(&so));
+    }
+    module_free(m);
+    diag_free(&d);
+    srcmap_free(&sm);
+    if (!ok) goto done;
+  }
+  if (rlyrt_module_load(sb_str(&so), &mod) != RLYRT_OK) {
+    fprintf(stderr, "relayc: %s\n", rlyrt_last_error());
+    goto done;
+  }
+  const char *fname = o->function ? o->function : "main";
+  if (fname[0] == '@') fname++;
+  const rlyrt_function_info *f = rlyrt_module_find(mod, fname);
+  if (!f) {
+    fprintf(stderr, "relayc: %s has no function @%s\n", o->input, fname);
+    goto done;
+  }
+  nvals = f->nparams;
+  vals = rly_xcalloc((size_t)(nvals ? nvals : 1), sizeof(rlyrt_object *));
+  if (!bind_module_inputs(o, f, vals)) goto done;
+  CallJob J = {mod, fname, vals, nvals, o->repeat ? o->repeat + 1 : 1, NULL, NULL, RLYRT_OK, ""};
+  J.times = rly_xcalloc((size_t)J.runs, sizeof(double));
+  run_job(&J);
+  if (J.status != RLYRT_OK) {
+    fprintf(stderr, "relayc: %s: %s\n", J.status == RLYRT_E_ARG ? "input error" : "run-time error", J.error);
+  } else {
+    if (o->output) {
+      if (save_value(J.result, o->output, NULL, "")) rc = 0;
+    } else {
+      rlyrt_value_print(stdout, J.result);
+      putchar('\n');
+      rc = 0;
+    }
+    if (o->repeat && rc == 0) print_times(J.times, o->repeat);
+  }
+  rlyrt_release(J.result);
+  free(J.times);
+done:
+  for (int i = 0; vals && i < nvals; i++) rlyrt_release(vals[i]);
+  free(vals);
+  rlyrt_module_free(mod);
+  if (tmp) {
+    if (!driver_rmtree(tmp, err, sizeof err)) fprintf(stderr, "relayc: warning: %s\n", err);
+    free(tmp);
+  }
+  sb_free(&so);
+  return rc;
 }
 
 static int cmd_run(int argc, char **argv) {
@@ -388,17 +727,21 @@ static int cmd_run(int argc, char **argv) {
     return rc;
   }
   size_t ilen = strlen(o.input);
-  if ((ilen > 3 && strcmp(o.input + ilen - 3, ".so") == 0) || (ilen > 5 && strcmp(o.input + ilen - 5, ".onnx") == 0)) {
-    fprintf(stderr, "relayc: running %s is not available yet: run accepts Relay text (.relay) for now\n",
-            ilen > 3 && strcmp(o.input + ilen - 3, ".so") == 0 ? "a built library (.so)" : "an ONNX model");
+  if (ilen > 5 && strcmp(o.input + ilen - 5, ".onnx") == 0) {
+    fprintf(stderr, "relayc: running an ONNX model is not available yet: run accepts Relay text and built libraries\n");
+    free(o.inputs);
+    return EXIT_USAGE;
+  }
+  bool is_so = ilen > 3 && strcmp(o.input + ilen - 3, ".so") == 0;
+  if (is_so && o.interp) {
+    fprintf(stderr, "relayc: --interp needs Relay text, not a built library\n");
     free(o.inputs);
     return EXIT_USAGE;
   }
   if (!o.interp) {
-    fprintf(stderr, "relayc: compiled execution is not available yet; run with --interp to use the reference "
-                    "interpreter\n");
+    rc = run_compiled(&o, is_so);
     free(o.inputs);
-    return EXIT_USAGE;
+    return rc;
   }
   SourceMap sm = {0};
   Diag d;
@@ -456,11 +799,7 @@ static int cmd_run(int argc, char **argv) {
     putchar('\n');
     rc = 0;
   }
-  if (o.repeat && rc == 0) {
-    qsort(times + 1, (size_t)o.repeat, sizeof(double), cmp_double);
-    double med = o.repeat % 2 ? times[1 + o.repeat / 2] : (times[o.repeat / 2] + times[1 + o.repeat / 2]) / 2;
-    printf("time_ms: median=%.3f min=%.3f max=%.3f n=%ld\n", med, times[1], times[o.repeat], o.repeat);
-  }
+  if (o.repeat && rc == 0) print_times(times, o.repeat);
   rlyrt_release(result);
   free(times);
 done:
@@ -484,6 +823,7 @@ static const Command commands[] = {
     {"check", cmd_check, usage_check},
     {"fmt", cmd_fmt, usage_fmt},
     {"run", cmd_run, usage_run},
+    {"build", cmd_build, usage_build},
 };
 
 static const Command *find_command(const char *name) {
@@ -521,7 +861,7 @@ int main(int argc, char **argv) {
   }
   const Command *c = find_command(cmd);
   if (!c) {
-    if (strcmp(cmd, "build") == 0 || strcmp(cmd, "import") == 0)
+    if (strcmp(cmd, "import") == 0)
       fprintf(stderr, "relayc: '%s' is not available yet in this version (see README.md)\n", cmd);
     else
       fprintf(stderr, "relayc: unknown command '%s'\n\n%s", cmd, usage_main);

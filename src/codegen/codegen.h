@@ -1,0 +1,45 @@
+/* codegen.h: a Relay module to C.
+**
+** codegen_module runs the back end's passes on a parsed module (type
+** inference, DeadCodeElimination, ToANormalForm, WrapPrimitives) and emits
+** one C file and its header:
+** - every Relay function (globals and function literals, lambda-lifted)
+**   becomes a C function with one signature (rlyrt_fn); a function literal
+**   becomes a closure: its code plus the values of its free variables; a
+**   closure bound by a recursive let calls itself through `self`;
+** - calls in tail position to the function itself, or to a global of the
+**   same group of mutually tail-calling globals, become jumps: loops run in
+**   constant C stack;
+** - match becomes a switch over the constructor tag, then the clauses
+**   that can match that constructor in order;
+** - every Primitive function becomes a kernel (codegen/lower.h);
+** - constants are one aligned binary blob (a string literal, which C
+**   compilers read quickly), and static tensor objects pointing into it;
+** - a module description (rlyrt_module_info): every global with its Relay
+**   type, an argument checker per function, the constructors by name;
+** - NAME_module() and, in a shared library (RLYRT_SHARED_MODULE defined),
+**   rlyrt_module_entry(); a typed entry point NAME_FN(const DLTensor *...,
+**   DLTensor *out...) for every global whose parameters and result are
+**   tensors (or a tuple of tensors) of static shape.
+** The output is deterministic: the same module gives the same bytes. */
+#ifndef RLY_CODEGEN_H
+#define RLY_CODEGEN_H
+
+#include "base/diag.h"
+#include "base/strbuf.h"
+#include "ir/ir.h"
+
+typedef struct CodegenOptions {
+  const char *name;      /* a C identifier: prefix of the exported symbols, and the module's name */
+  const SourceMap *sm;   /* names source positions in run-time errors (may be NULL) */
+} CodegenOptions;
+
+/* True when name can be a module name (a C identifier, at most 64 bytes). */
+bool codegen_name_ok(const char *name);
+
+/* Compiles m (parsed; typed or not; it is transformed in place) into the
+** text of NAME.c (c) and NAME.h (h). Returns false after reporting errors
+** to d (type errors, or constructs the back end does not support). */
+bool codegen_module(Module *m, const CodegenOptions *o, StrBuf *c, StrBuf *h, Diag *d);
+
+#endif

@@ -1,0 +1,52 @@
+/* lower.h: from a Primitive function (one kernel) to C.
+**
+** A Primitive function is a function literal with the attribute
+** Primitive=1 whose body computes with operators only (for now: one
+** operator call on its parameters, in the order of the parameters; later,
+** fusion puts several calls in one). Type inference has run: the
+** parameters, the body and every call in it carry their types.
+**
+** Every kernel has one C signature:
+**   static rlyrt_status NAME(rlyrt_object *const *args, rlyrt_object **out)
+** args are the function's parameters in order (borrowed: tensors, or tuples
+** of tensors where a parameter has a tuple type); *out receives the result
+** (owned: a new tensor, or a new tuple of tensors). On failure the kernel
+** returns the status with the thread's message set, prefixed by the
+** source position `where` ("model.relay:3:10", rlyrt_error_at), and leaks
+** nothing.
+**
+** Two ways to implement a kernel:
+** - lower_loops: plain C loops generated from the lowering table
+**   (codegen/lower.def) for the operators that have an entry there, when
+**   every shape is static and every dtype is one the entry supports;
+** - lower_reference: a call of the runtime's reference kernel for the
+**   operator (runtime/kernels), with the attributes and the result types
+**   as static data. Works for every operator the runtime has a kernel for.
+** The code generator tries lower_loops first. */
+#ifndef RLY_LOWER_H
+#define RLY_LOWER_H
+
+#include "base/strbuf.h"
+#include "ir/ir.h"
+
+/* Appends the kernel NAME for fn to out and returns true; returns false and
+** appends nothing when fn has no loop lowering (an operator without an
+** entry, a dynamic shape, an unsupported dtype). Deterministic: the same fn
+** gives the same text. */
+bool lower_loops(StrBuf *out, const char *name, const Expr *fn, const char *where);
+
+/* Appends the kernel NAME for fn as calls of the reference kernels to out.
+** Needs the prototypes of the reference kernels it calls: it appends them,
+** each once per Lowering, to decls. Returns false with a message in err
+** when fn cannot be compiled (an operator without a reference kernel, a
+** result that is not a tensor or a tuple of tensors). */
+typedef struct Lowering Lowering;
+Lowering *lowering_new(void);
+void lowering_free(Lowering *L);
+bool lower_reference(Lowering *L, StrBuf *decls, StrBuf *out, const char *name, const Expr *fn, const char *where,
+                     char *err, size_t errlen);
+
+/* Appends the C string literal of the n bytes at s (quotes, escapes). */
+void lower_cstring(StrBuf *out, const char *s, size_t n);
+
+#endif

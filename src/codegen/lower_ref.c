@@ -1,0 +1,191 @@
+/* lower_ref.c: kernels that call the runtime's reference kernels.
+**
+** The call is the one the interpreter makes (interp/kcall.c), frozen into
+** static data: the attributes (every field of the op's class, defaults
+** included) and the result's static tensor types become static const
+** tables next to the kernel, so a call costs one rlyrt_kernel_call on the
+** stack. The functions are found by op name in the runtime's kernel lists
+** (runtime/kernels/k_*.def); their prototypes are emitted once per file. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/vec.h"
+#include "codegen/lower.h"
+#include "ops/ops.h"
+
+static const struct {
+  const char *op;
+  const char *fn;
+} kernels[] = {
+#define KERNEL(name, fn) {name, #fn},
+#include "kernels/k_elemwise.def"
+#include "kernels/k_nn.def"
+#include "kernels/k_transform.def"
+#undef KERNEL
+};
+
+struct Lowering {
+  Vec(const char *) declared; /* reference kernels whose prototype is out */
+};
+
+Lowering *lowering_new(void) { return rly_xcalloc(1, sizeof(Lowering)); }
+
+void lowering_free(Lowering *L) {
+  if (!L) return;
+  VEC_FREE(&L->declared);
+  free(L);
+}
+
+void lower_cstring(StrBuf *out, const char *s, size_t n) {
+  sb_putc(out, '"');
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c == '"' || c == '\\') sb_printf(out, "\\%c", c);
+    else if (c >= 32 && c < 127 && c != '?') sb_putc(out, (char)c);
+    else sb_printf(out, "\\%03o", c);
+  }
+  sb_putc(out, '"');
+}
+
+static void put_double(StrBuf *out, double v) {
+  if (isnan(v)) sb_puts(out, "NAN");
+  else if (isinf(v)) sb_puts(out, v < 0 ? "-INFINITY" : "INFINITY");
+  else sb_printf(out, "%a", v);
+}
+
+/* Emits the static arrays a value's items need (before), and the value's
+** initializer into init. Returns the next free array number. */
+static int put_attr(StrBuf *before, StrBuf *init, const char *name, int *counter, const AttrValue *v,
+                    const char *field) {
+  sb_puts(init, "{");
+  if (field) {
+    sb_puts(init, ".name = ");
+    lower_cstring(init, field, strlen(field));
+    sb_puts(init, ", ");
+  }
+  switch (v->kind) {
+  case AV_INT: sb_printf(init, ".kind = RLYRT_ATTR_INT, .i = INT64_C(%lld)", (long long)v->u.i.v); break;
+  case AV_BOOL: sb_printf(init, ".kind = RLYRT_ATTR_INT, .i = %d", v->u.b ? 1 : 0); break;
+  case AV_FLOAT:
+    sb_puts(init, ".kind = RLYRT_ATTR_FLOAT, .f = ");
+    put_double(init, v->u.f.v);
+    break;
+  case AV_STR: {
+    size_t n = strnlen(v->u.str.s, v->u.str.len); /* the runtime reads up to the first NUL, as the interpreter */
+    sb_puts(init, ".kind = RLYRT_ATTR_STR, .s = ");
+    lower_cstring(init, v->u.str.s, n);
+    break;
+  }
+  case AV_ARRAY: {
+    int k = (*counter)++;
+    StrBuf items = {0};
+    for (int i = 0; i < v->u.arr.n; i++) {
+      sb_puts(&items, i ? ", " : "");
+      put_attr(before, &items, name, counter, v->u.arr.items[i], NULL);
+    }
+    if (v->u.arr.n) sb_printf(before, "static const rlyrt_attr %s_v%d[] = {%s};\n", name, k, sb_str(&items));
+    sb_free(&items);
+    if (v->u.arr.n) sb_printf(init, ".kind = RLYRT_ATTR_ARRAY, .n = %d, .items = %s_v%d", v->u.arr.n, name, k);
+    else sb_puts(init, ".kind = RLYRT_ATTR_ARRAY, .n = 0");
+    break;
+  }
+  default: sb_puts(init, ".kind = RLYRT_ATTR_NONE"); break;
+  }
+  sb_puts(init, "}");
+  return *counter;
+}
+
+static bool put_tensor_type(StrBuf *before, StrBuf *init, const char *name, int i, const Type *t) {
+  if (!t || t->kind != TYPE_TENSOR) return false;
+  DType d = t->u.tensor.dtype;
+  if (t->u.tensor.ndim) {
+    sb_printf(before, "static const int64_t %s_s%d[] = {", name, i);
+    for (int k = 0; k < t->u.tensor.ndim; k++)
+      sb_printf(before, "%s%lld", k ? ", " : "", (long long)t->u.tensor.shape[k]);
+    sb_puts(before, "};\n");
+    sb_printf(init, "{{%u, %u, %u}, %d, %s_s%d}", d.code, d.bits, d.lanes, t->u.tensor.ndim, name, i);
+  } else {
+    sb_printf(init, "{{%u, %u, %u}, 0, NULL}", d.code, d.bits, d.lanes);
+  }
+  return true;
+}
+
+bool lower_reference(Lowering *L, StrBuf *decls, StrBuf *out, const char *name, const Expr *fn, const char *where,
+                     char *err, size_t errlen) {
+  const Expr *call = fn->u.func.body;
+  if (call->kind != EXPR_CALL || call->u.call.callee->kind != EXPR_OP) {
+    snprintf(err, errlen, "a primitive function must be one operator call");
+    return false;
+  }
+  const OpDef *op = call->u.call.callee->u.op.op;
+  const char *kfn = NULL;
+  for (size_t i = 0; i < RLY_COUNTOF(kernels) && !kfn; i++)
+    if (strcmp(kernels[i].op, op->name) == 0) kfn = kernels[i].fn;
+  if (!kfn) {
+    snprintf(err, errlen, "the operator %s has no kernel in the runtime", op->name);
+    return false;
+  }
+  /* The call's arguments must be the params, in order (the primitive pass builds it so). */
+  if (call->u.call.nargs != fn->u.func.nparams) {
+    snprintf(err, errlen, "%s: the primitive function's parameters are not its call's arguments", op->name);
+    return false;
+  }
+  for (int i = 0; i < call->u.call.nargs; i++)
+    if (call->u.call.args[i] != fn->u.func.params[i]) {
+      snprintf(err, errlen, "%s: the primitive function's parameters are not its call's arguments", op->name);
+      return false;
+    }
+  StrBuf before = {0}, init = {0};
+  /* Attributes. */
+  const Attrs *attrs = call->u.call.attrs;
+  int counter = 0;
+  int nattrs = attrs && attrs->cls ? attrs->n : 0;
+  if (nattrs) {
+    for (int i = 0; i < nattrs; i++) {
+      sb_puts(&init, i ? ",\n    " : "    ");
+      put_attr(&before, &init, name, &counter, attrs->values[i], attrs->cls->fields[i].name);
+    }
+    sb_printf(&before, "static const rlyrt_attr %s_items[] = {\n%s};\n", name, sb_str(&init));
+    sb_printf(&before, "static const rlyrt_attrs %s_attrs = {%d, %s_items};\n", name, nattrs, name);
+  } else {
+    sb_printf(&before, "static const rlyrt_attrs %s_attrs = {0, NULL};\n", name);
+  }
+  /* Result types. */
+  sb_clear(&init);
+  const Type *t = call->type;
+  bool tuple = t && t->kind == TYPE_TUPLE;
+  int nouts = tuple ? t->u.tuple.n : 1;
+  for (int i = 0; i < nouts; i++) {
+    sb_puts(&init, i ? ", " : "");
+    if (!put_tensor_type(&before, &init, name, i, tuple ? t->u.tuple.fields[i] : t)) {
+      snprintf(err, errlen, "%s: the result is not a tensor or a tuple of tensors", op->name);
+      sb_free(&before);
+      sb_free(&init);
+      return false;
+    }
+  }
+  if (nouts) sb_printf(&before, "static const rlyrt_tensor_type %s_outs[] = {%s};\n", name, sb_str(&init));
+  sb_free(&init);
+  /* The prototype, once. */
+  bool have = false;
+  for (int i = 0; i < L->declared.len && !have; i++) have = strcmp(L->declared.data[i], kfn) == 0;
+  if (!have) {
+    VEC_PUSH(&L->declared, kfn);
+    sb_printf(decls, "rlyrt_status %s(rlyrt_kernel_call *c);\n", kfn);
+  }
+  sb_putn(out, before.data ? before.data : "", before.len);
+  sb_free(&before);
+  sb_printf(out, "static rlyrt_status %s(rlyrt_object *const *args, rlyrt_object **out) {\n", name);
+  sb_puts(out, "  rlyrt_kernel_call c = {");
+  lower_cstring(out, op->name, strlen(op->name));
+  sb_printf(out, ", &%s_attrs, args, %d, ", name, call->u.call.nargs);
+  if (nouts) sb_printf(out, "%s_outs", name);
+  else sb_puts(out, "NULL");
+  sb_printf(out, ", %d, %s, NULL};\n", nouts, tuple ? "true" : "false");
+  sb_printf(out, "  rlyrt_status s = %s(&c);\n", kfn);
+  sb_puts(out, "  if (s != RLYRT_OK) return rlyrt_error_at(s, ");
+  lower_cstring(out, where, strlen(where));
+  sb_puts(out, ");\n  *out = c.result;\n  return RLYRT_OK;\n}\n");
+  return true;
+}

@@ -1,0 +1,528 @@
+/* test_lower.c: lower_loops (codegen/lower_loops.c) against the reference
+** kernels' case tables (the .txt files of tests/kernels, format: test_kernels.c).
+** Run from the repository root.
+**
+** Every case whose op lower_loops accepts becomes a kernel: the case's
+** `def @t(%a0: T0, ...) { OP(...) }` is parsed and type-checked, and its
+** function (the op call on the parameters) is lowered. All kernels go into
+** one C file with a table of them, built once into a shared library with
+** -Wall -Wextra -Werror (the compiler is $RLY_TEST_CC when set), loaded
+** with dlopen, and each kernel runs on its case's inputs: integers and
+** bools must match the expected .npy exactly, floats within the case's
+** tolerance, and the result must be bit-identical to the reference
+** kernel's on the same inputs (NaN payloads aside). A case where the
+** reference kernel must fail may not be lowered (loops cannot fail but for
+** memory); every case of lower.txt must be lowered. The test fails unless
+** at least MIN_OPS distinct ops were lowered.
+**
+** Direct checks: what lower_loops refuses (dynamic shapes, float16,
+** integer division, ...) appends nothing; the text is deterministic; the
+** loop nest is flat for equal shapes and absent for scalars; a failed
+** allocation returns RLYRT_E_NOMEM with the message prefixed by `where`. */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/file.h"
+#include "base/strbuf.h"
+#include "cases.h"
+#include "check.h"
+#include "codegen/lower.h"
+#include "driver/driver.h"
+#include "interp/kcall.h"
+#include "ops/ops.h"
+#include "relayc/runtime.h"
+#include "syntax/parser.h"
+#include "types/infer.h"
+
+enum { MIN_OPS = 25, MAX_CASES = 4096, MAX_ARGS = 8 };
+
+typedef rlyrt_status (*KernelFn)(rlyrt_object *const *args, rlyrt_object **out);
+
+/* A lowered case: kernel k<index> of the generated file. */
+typedef struct Case {
+  char where[600];
+  rlyrt_object *args[MAX_ARGS];
+  int nargs;
+  rlyrt_tensor *want;   /* the expected values (within rtol, atol) */
+  rlyrt_tensor *ref;    /* the reference kernel's result (to the bit) */
+  double rtol, atol;
+} Case;
+
+static Case cases[MAX_CASES];
+static int ncases;
+static StrBuf kernels;           /* the generated kernels */
+static bool op_lowered[OP_COUNT];
+
+/* The weird `where` of the allocation-failure kernel: every character
+** class the string escape handles. */
+static const char nomem_where[] = "we\"ird\\ ?\?=/\n\t\xc3\xa9.relay:1:2";
+
+static void fail(const char *where, const char *why, const char *detail) {
+  check_failures++;
+  fprintf(stderr, "%s: %s%s%s\n", where, why, detail ? ": " : "", detail ? detail : "");
+}
+
+/* {==== Programs ====} */
+
+typedef struct Program {
+  SourceMap sm;
+  Diag d;
+  Module *m;
+} Program;
+
+/* Parses and type-checks src; NULL m (and the messages in *msg) on error. */
+static void program_open(Program *p, const char *name, const char *src, StrBuf *msg) {
+  memset(&p->sm, 0, sizeof p->sm);
+  char *text = strdup(src);
+  uint32_t f = srcmap_add(&p->sm, name, text, strlen(text));
+  diag_init(&p->d, &p->sm);
+  p->m = parse_module(&p->sm, f, &p->d);
+  if (p->m && !ty_infer_module(p->m, &p->d)) {
+    module_free(p->m);
+    p->m = NULL;
+  }
+  if (!p->m)
+    for (int i = 0; i < p->d.items.len; i++) sb_printf(msg, "%s; ", p->d.items.data[i].msg);
+}
+
+static void program_close(Program *p) {
+  module_free(p->m);
+  diag_free(&p->d);
+  srcmap_free(&p->sm);
+}
+
+/* The function of the program's only def. */
+static const Expr *program_fn(const Program *p) { return p->m->defs[0]->func; }
+
+/* {==== Reading the cases ====} */
+
+static void type_text(StrBuf *sb, const rlyrt_tensor *t) {
+  char name[32];
+  if (t->dl.ndim == 0) {
+    sb_puts(sb, rlyrt_dtype_name(t->dl.dtype, name));
+    return;
+  }
+  sb_puts(sb, "Tensor[(");
+  for (int i = 0; i < t->dl.ndim; i++) sb_printf(sb, "%s%lld", i ? ", " : "", (long long)t->dl.shape[i]);
+  sb_printf(sb, "), %s]", rlyrt_dtype_name(t->dl.dtype, name));
+}
+
+static rlyrt_tensor *load(const char *where, const char *file) {
+  char path[1024];
+  snprintf(path, sizeof path, "tests/kernels/data/%s", file);
+  rlyrt_tensor *t = NULL;
+  if (rlyrt_npy_load(path, &t) != RLYRT_OK) {
+    fail(where, "cannot load", rlyrt_last_error());
+    return NULL;
+  }
+  return t;
+}
+
+static void release_args(rlyrt_object **args, int n) {
+  for (int i = 0; i < n; i++) rlyrt_release(args[i]);
+}
+
+/* The reference kernel's result for the call fn makes on args; NULL after
+** reporting a failure. */
+static rlyrt_tensor *reference(const char *where, Module *m, const Expr *fn, rlyrt_object **args, int nargs) {
+  const Expr *call = fn->u.func.body;
+  rlyrt_kernel_fn kernel = rlyrt_kernel_lookup(call->u.call.callee->u.op.op->name);
+  rlyrt_kernel_call kc;
+  char err[256];
+  if (!kernel || !kcall_prepare(m->arena, call, &kc, err, sizeof err)) {
+    fail(where, "cannot call the reference kernel", kernel ? err : NULL);
+    return NULL;
+  }
+  kc.args = args;
+  kc.nargs = nargs;
+  if (kernel(&kc) != RLYRT_OK) {
+    fail(where, "the reference kernel failed", rlyrt_last_error());
+    return NULL;
+  }
+  if (kc.result->kind == RLYRT_TENSOR) return RLYRT_AS_TENSOR(kc.result);
+  fail(where, "the reference kernel's result is not a tensor", NULL);
+  rlyrt_release(kc.result);
+  return NULL;
+}
+
+/* Lowers one case line; keeps it in cases[] when lower_loops accepts it.
+** The cases of lower.txt are there for lower_loops: each must be lowered. */
+static void collect(const char *where, char *line) {
+  char *arrow = strstr(line, " => ");
+  if (!arrow) return; /* test_kernels reports malformed lines */
+  *arrow = 0;
+  char *rhs = cases_trim(arrow + 4);
+  double rtol = 1e-5, atol = 1e-6;
+  char *tol = strchr(rhs, '|');
+  if (tol) {
+    *tol = 0;
+    char *r = strstr(tol + 1, "rtol="), *a = strstr(tol + 1, "atol=");
+    if (r) rtol = strtod(r + 5, NULL);
+    if (a) atol = strtod(a + 5, NULL);
+    rhs = cases_trim(rhs);
+  }
+  char *parts[64] = {0};
+  int np = 0;
+  for (char *s = strtok(line, "|"); s && np < 64; s = strtok(NULL, "|")) parts[np++] = cases_trim(s);
+  if (np < 1) return;
+  const char *attrs = NULL;
+  rlyrt_object *args[MAX_ARGS];
+  int nargs = 0;
+  StrBuf src = {0};
+  sb_printf(&src, "#[version = \"0.0.5\"]\ndef @t(");
+  for (int i = 1; i < np; i++) {
+    if (strncmp(parts[i], "attrs:", 6) == 0) {
+      attrs = cases_trim(parts[i] + 6);
+      continue;
+    }
+    rlyrt_tensor *t = NULL;
+    if (parts[i][0] == '(' || nargs == MAX_ARGS || !(t = load(where, parts[i]))) {
+      /* Tuple arguments: no op that takes one has loops. */
+      release_args(args, nargs);
+      sb_free(&src);
+      return;
+    }
+    sb_printf(&src, "%s%%a%d: ", nargs ? ", " : "", nargs);
+    type_text(&src, t);
+    args[nargs++] = &t->obj;
+  }
+  sb_printf(&src, ") {\n  %s(", parts[0]);
+  for (int i = 0; i < nargs; i++) sb_printf(&src, "%s%%a%d", i ? ", " : "", i);
+  if (attrs && *attrs) sb_printf(&src, "%s%s", nargs ? ", " : "", attrs);
+  sb_puts(&src, ")\n}\n");
+
+  Program p;
+  StrBuf msg = {0};
+  program_open(&p, where, sb_str(&src), &msg);
+  if (!p.m) {
+    fail(where, "does not type-check", sb_str(&msg));
+  } else {
+    char name[32];
+    snprintf(name, sizeof name, "k%d", ncases);
+    size_t before = kernels.len;
+    const Expr *fn = program_fn(&p);
+    if (!lower_loops(&kernels, name, fn, where)) {
+      CHECK_EQ(kernels.len, before); /* nothing appended */
+      if (strstr(where, "/lower.txt:")) fail(where, "not lowered", NULL);
+    } else if (strncmp(rhs, "error:", 6) == 0 || ncases == MAX_CASES) {
+      fail(where, ncases == MAX_CASES ? "too many cases" : "lowered, but the reference kernel fails", rhs);
+      kernels.len = before; /* the name is used again */
+      kernels.data[before] = 0;
+    } else {
+      StrBuf again = {0};
+      CHECK(lower_loops(&again, name, fn, where));
+      CHECK(again.len == kernels.len - before && !memcmp(again.data, kernels.data + before, again.len));
+      sb_free(&again);
+      sb_putc(&kernels, '\n');
+      Case *c = &cases[ncases++];
+      snprintf(c->where, sizeof c->where, "%s", where);
+      memcpy(c->args, args, sizeof args[0] * (size_t)nargs);
+      c->nargs = nargs;
+      c->want = strchr(rhs, ' ') ? NULL : load(where, rhs);
+      if (!c->want) fail(where, "expected one result file", rhs);
+      c->ref = reference(where, p.m, fn, args, nargs);
+      c->rtol = rtol;
+      c->atol = atol;
+      op_lowered[fn->u.func.body->u.call.callee->u.op.op->id] = true;
+      nargs = 0; /* the case keeps them */
+    }
+  }
+  program_close(&p);
+  release_args(args, nargs);
+  sb_free(&msg);
+  sb_free(&src);
+}
+
+/* {==== Running the kernels ====} */
+
+static bool same(const char *where, const rlyrt_tensor *got, const rlyrt_tensor *want, double rtol, double atol) {
+  char a[32], b[32], msg[512];
+  if (!rlyrt_dtype_eq(got->dl.dtype, want->dl.dtype)) {
+    snprintf(msg, sizeof msg, "dtype %s, expected %s", rlyrt_dtype_name(got->dl.dtype, a),
+             rlyrt_dtype_name(want->dl.dtype, b));
+    fail(where, "different result", msg);
+    return false;
+  }
+  bool shape_ok = got->dl.ndim == want->dl.ndim;
+  for (int i = 0; shape_ok && i < got->dl.ndim; i++) shape_ok = got->dl.shape[i] == want->dl.shape[i];
+  if (!shape_ok) {
+    fail(where, "different shape", NULL);
+    return false;
+  }
+  int64_t n = rlyrt_tensor_numel(got);
+  bool is_float = rlyrt_dtype_is_float(got->dl.dtype);
+  for (int64_t i = 0; i < n; i++) {
+    bool ok;
+    if (is_float) {
+      double x = rlyrt_get_f64(got, i), y = rlyrt_get_f64(want, i);
+      ok = (isnan(x) && isnan(y)) || x == y || fabs(x - y) <= atol + rtol * fabs(y);
+      if (!ok) snprintf(msg, sizeof msg, "element %lld is %.17g, expected %.17g", (long long)i, x, y);
+    } else {
+      int64_t x = rlyrt_get_i64(got, i), y = rlyrt_get_i64(want, i);
+      ok = x == y;
+      if (!ok)
+        snprintf(msg, sizeof msg, "element %lld is %lld, expected %lld", (long long)i, (long long)x, (long long)y);
+    }
+    if (!ok) {
+      fail(where, "different values", msg);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* got and ref hold the same bytes (NaNs may differ in their payload). */
+static bool identical(const char *where, const rlyrt_tensor *got, const rlyrt_tensor *ref) {
+  if (!rlyrt_dtype_eq(got->dl.dtype, ref->dl.dtype) || got->dl.ndim != ref->dl.ndim) {
+    fail(where, "dtype or rank differs from the reference kernel's", NULL);
+    return false;
+  }
+  for (int i = 0; i < got->dl.ndim; i++)
+    if (got->dl.shape[i] != ref->dl.shape[i]) {
+      fail(where, "shape differs from the reference kernel's", NULL);
+      return false;
+    }
+  size_t size = rlyrt_dtype_bytes(got->dl.dtype);
+  bool is_float = rlyrt_dtype_is_float(got->dl.dtype);
+  int64_t n = rlyrt_tensor_numel(got);
+  const char *g = got->dl.data, *r = ref->dl.data;
+  for (int64_t i = 0; i < n; i++) {
+    if (!memcmp(g + i * (int64_t)size, r + i * (int64_t)size, size)) continue;
+    if (is_float && isnan(rlyrt_get_f64(got, i)) && isnan(rlyrt_get_f64(ref, i))) continue;
+    char msg[256];
+    if (is_float)
+      snprintf(msg, sizeof msg, "element %lld is %a, the reference kernel's %a", (long long)i, rlyrt_get_f64(got, i),
+               rlyrt_get_f64(ref, i));
+    else
+      snprintf(msg, sizeof msg, "element %lld is %lld, the reference kernel's %lld", (long long)i,
+               (long long)rlyrt_get_i64(got, i), (long long)rlyrt_get_i64(ref, i));
+    fail(where, "not bit-identical", msg);
+    return false;
+  }
+  return true;
+}
+
+static void run_case(const Case *c, KernelFn fn) {
+  rlyrt_object *out = NULL;
+  check_count++;
+  rlyrt_status s = fn(c->args, &out);
+  if (s != RLYRT_OK) fail(c->where, "the kernel failed", rlyrt_status_name(s));
+  else if (!out || out->kind != RLYRT_TENSOR) fail(c->where, "the result is not a tensor", NULL);
+  else if (c->want && c->ref && same(c->where, RLYRT_AS_TENSOR(out), c->want, c->rtol, c->atol))
+    identical(c->where, RLYRT_AS_TENSOR(out), c->ref);
+  rlyrt_release(out);
+}
+
+/* The library's own runtime: a shared library carries a private copy. */
+typedef struct LibRuntime {
+  void (*set_allocator)(const rlyrt_allocator *a);
+  const char *(*last_error)(void);
+} LibRuntime;
+
+static void *failing_alloc(void *ctx, size_t size, size_t align) {
+  (void)ctx, (void)size, (void)align;
+  return NULL;
+}
+
+static void failing_free(void *ctx, void *p) { (void)ctx, (void)p; }
+
+/* Kernel k_nomem with its allocator failing: RLYRT_E_NOMEM, "where: ...". */
+static void check_nomem(const LibRuntime *rt, KernelFn fn) {
+  static const rlyrt_allocator failing = {failing_alloc, failing_free, NULL};
+  rlyrt_tensor *x = rlyrt_tensor_new((DLDataType){kDLFloat, 32, 1}, 1, (const int64_t[]){4}, true);
+  rlyrt_object *out = NULL;
+  rt->set_allocator(&failing);
+  rlyrt_status s = fn((rlyrt_object *const[]){&x->obj}, &out);
+  rt->set_allocator(NULL);
+  CHECK_EQ(s, RLYRT_E_NOMEM);
+  CHECK(out == NULL);
+  const char *msg = rt->last_error();
+  size_t n = strlen(nomem_where);
+  CHECK(strncmp(msg, nomem_where, n) == 0 && strncmp(msg + n, ": ", 2) == 0);
+  rlyrt_release(&x->obj);
+}
+
+/* Builds the kernels (and k_nomem) into one library and runs them all. */
+static void build_and_run(const char *nomem_kernel) {
+  char err[512];
+  char *dir = driver_tmpdir_new(err, sizeof err);
+  if (!dir) {
+    fail("test_lower", "no temporary directory", err);
+    return;
+  }
+  StrBuf c = {0};
+  sb_puts(&c, "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n#include \"relayc/runtime.h\"\n\n");
+  sb_puts(&c, sb_str(&kernels));
+  sb_puts(&c, nomem_kernel);
+  /* A shared library exports only what says so; its runtime is private. */
+  sb_puts(&c, "\n#define EXPORT __attribute__((visibility(\"default\")))\n"
+              "typedef rlyrt_status (*test_kernel)(rlyrt_object *const *args, rlyrt_object **out);\n"
+              "EXPORT void test_set_allocator(const rlyrt_allocator *a) { rlyrt_set_allocator(a); }\n"
+              "EXPORT const char *test_last_error(void) { return rlyrt_last_error(); }\n"
+              "EXPORT const test_kernel test_kernels[] = {\n");
+  for (int i = 0; i < ncases; i++) sb_printf(&c, "  k%d,\n", i);
+  sb_puts(&c, "  k_nomem,\n};\n");
+  StrBuf path = {0}, lib = {0};
+  sb_printf(&path, "%s/kernels.c", dir);
+  sb_printf(&lib, "%s/libkernels.so", dir);
+  FILE *f = fopen(sb_str(&path), "w");
+  bool written = f && fwrite(c.data, 1, c.len, f) == c.len;
+  if (f && fclose(f) != 0) written = false;
+  BuildOptions o;
+  driver_options_init(&o);
+  o.emit = EMIT_SO;
+  o.opt_level = 1;
+  o.cflags = "-Werror -Wshadow -Wvla -Wpointer-arith -Wstrict-prototypes";
+  const char *cc = getenv("RLY_TEST_CC");
+  if (cc && *cc) o.cc = cc;
+  o.keep_source = getenv("RLY_TEST_KEEP");
+  Diag d;
+  diag_init(&d, NULL);
+  check_count++;
+  if (!written) {
+    fail("test_lower", "cannot write", sb_str(&path));
+  } else if (!driver_build(&o, sb_str(&path), sb_str(&lib), &d) || d.nerrors) {
+    for (int i = 0; i < d.items.len; i++) fprintf(stderr, "%s\n", d.items.data[i].msg);
+    fail("test_lower", "the generated kernels do not build", NULL);
+  } else {
+    void *h = dlopen(sb_str(&lib), RTLD_NOW | RTLD_LOCAL);
+    const KernelFn *table = h ? (const KernelFn *)dlsym(h, "test_kernels") : NULL;
+    LibRuntime rt;
+    *(void **)&rt.set_allocator = h ? dlsym(h, "test_set_allocator") : NULL;
+    *(void **)&rt.last_error = h ? dlsym(h, "test_last_error") : NULL;
+    if (!table || !rt.set_allocator || !rt.last_error) {
+      fail("test_lower", "cannot load the kernels", h ? "missing symbols" : dlerror());
+    } else {
+      for (int i = 0; i < ncases; i++) run_case(&cases[i], table[i]);
+      check_nomem(&rt, table[ncases]);
+    }
+    if (h) dlclose(h);
+  }
+  diag_free(&d);
+  if (!driver_rmtree(dir, err, sizeof err)) fail("test_lower", "cannot remove the temporary directory", err);
+  free(dir);
+  sb_free(&c);
+  sb_free(&path);
+  sb_free(&lib);
+}
+
+/* {==== Direct checks ====} */
+
+/* Lowers the one def of src (NAME k_direct); the text, or NULL. */
+static char *lower_src(const char *src) {
+  Program p;
+  StrBuf msg = {0}, out = {0};
+  program_open(&p, "direct.relay", src, &msg);
+  char *text = NULL;
+  if (!p.m) {
+    fail(src, "does not type-check", sb_str(&msg));
+  } else if (lower_loops(&out, "k_direct", program_fn(&p), "direct.relay:2:3")) {
+    text = strdup(sb_str(&out));
+  } else {
+    CHECK_EQ(out.len, 0);
+  }
+  program_close(&p);
+  sb_free(&msg);
+  sb_free(&out);
+  return text;
+}
+
+static int count_of(const char *s, const char *what) {
+  int n = 0;
+  for (const char *p = s; (p = strstr(p, what)); p += strlen(what)) n++;
+  return n;
+}
+
+#define DEF(params, body) "#[version = \"0.0.5\"]\ndef @t(" params ") {\n  " body "\n}\n"
+
+/* What lower_loops must refuse. */
+static void test_refused(void) {
+  static const char *const refused[] = {
+      DEF("%a: Tensor[(?, 3), float32], %b: Tensor[(3), float32]", "add(%a, %b)"), /* dynamic shape */
+      DEF("%a: Tensor[(3), float16], %b: Tensor[(3), float16]", "add(%a, %b)"),     /* float16 */
+      DEF("%a: Tensor[(3), int32], %b: Tensor[(3), int32]", "divide(%a, %b)"),      /* may divide by zero */
+      DEF("%a: Tensor[(3), int32], %b: Tensor[(3), int32]", "floor_mod(%a, %b)"),
+      DEF("%a: Tensor[(3), int32], %b: Tensor[(3), int32]", "power(%a, %b)"),
+      DEF("%a: Tensor[(3), int32]", "exp(%a)"),                                      /* float math on ints */
+      DEF("%a: Tensor[(3), float32]", "cast(%a, dtype=\"float16\")"),
+      DEF("%a: Tensor[(3), float32]", "sum(%a)"),                                    /* no table row */
+      DEF("%a: Tensor[(3), float32], %b: Tensor[(3), float32]", "add(%b, %a)"),    /* not the params in order */
+      DEF("%a: Tensor[(3), float32]", "add(%a, %a)"),
+      DEF("%a: Tensor[(3), int8x4]", "negative(%a)"),                                /* vector lanes */
+  };
+  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+    char *text = lower_src(refused[i]);
+    if (text) fail(refused[i], "lowered, but must be refused", NULL);
+    check_count++;
+    free(text);
+  }
+}
+
+/* The shape of the loop nest. */
+static void test_loop_nest(void) {
+  static const struct {
+    const char *src;
+    int loops;
+  } nests[] = {
+      {DEF("%a: Tensor[(2, 3, 4), float32], %b: Tensor[(2, 3, 4), float32]", "add(%a, %b)"), 1},
+      {DEF("%a: float32, %b: float32", "add(%a, %b)"), 0},
+      {DEF("%a: Tensor[(1, 1), int32]", "negative(%a)"), 0},
+      {DEF("%a: Tensor[(2, 3, 4), float32], %b: float32", "add(%a, %b)"), 1},
+      {DEF("%a: Tensor[(2, 1, 4), float32], %b: Tensor[(2, 4), float32]", "add(%a, %b)"), 3},
+      {DEF("%a: Tensor[(2, 3, 4), float32], %b: Tensor[(1, 1, 4), float32]", "add(%a, %b)"), 2},
+      {DEF("%a: Tensor[(2, 3, 4), float32], %b: Tensor[(3, 1), float32]", "add(%a, %b)"), 3},
+      {DEF("%a: Tensor[(5, 3, 4), float32], %b: Tensor[(3, 4), float32]", "add(%a, %b)"), 2},
+      {DEF("%a: Tensor[(0, 3), float32]", "exp(%a)"), 0},
+  };
+  for (size_t i = 0; i < sizeof nests / sizeof nests[0]; i++) {
+    char *text = lower_src(nests[i].src);
+    CHECK(text != NULL);
+    if (!text) continue;
+    if (count_of(text, "for (") != nests[i].loops) {
+      fail(nests[i].src, "unexpected loop nest", text);
+    }
+    check_count++;
+    free(text);
+  }
+  /* Scalars: one assignment, no loop, the operands read once. */
+  char *text = lower_src(DEF("%a: int32, %b: int32", "less(%a, %b)"));
+  CHECK(text && strstr(text, "o[0] = (uint8_t)((x0 < x1) != 0);") && count_of(text, "p0[0]") == 1);
+  free(text);
+}
+
+/* The allocation-failure kernel, with a `where` that needs escapes. */
+static char *nomem_kernel(void) {
+  Program p;
+  StrBuf msg = {0}, out = {0};
+  program_open(&p, "nomem.relay", DEF("%a: Tensor[(4), float32]", "exp(%a)"), &msg);
+  CHECK(p.m != NULL);
+  CHECK(p.m && lower_loops(&out, "k_nomem", program_fn(&p), nomem_where));
+  program_close(&p);
+  sb_free(&msg);
+  char *text = strdup(sb_str(&out));
+  sb_free(&out);
+  return text;
+}
+
+int main(void) {
+  test_refused();
+  test_loop_nest();
+  if (!cases_run("tests/kernels", "", collect)) return 1;
+  char *nomem = nomem_kernel();
+  build_and_run(nomem);
+  free(nomem);
+  int nops = 0;
+  for (int id = 0; id < OP_COUNT; id++) nops += op_lowered[id];
+  printf("test_lower: %d cases lowered, %d distinct ops\n", ncases, nops);
+  check_count++;
+  if (nops < MIN_OPS) fail("test_lower", "too few ops lowered", NULL);
+  for (int i = 0; i < ncases; i++) {
+    release_args(cases[i].args, cases[i].nargs);
+    rlyrt_release(cases[i].want ? &cases[i].want->obj : NULL);
+    rlyrt_release(cases[i].ref ? &cases[i].ref->obj : NULL);
+  }
+  sb_free(&kernels);
+  return check_report("test_lower");
+}
