@@ -290,6 +290,7 @@ typedef struct rlyrt_code {
   int32_t arity;
   const char *name;                       /* "@main", or "fn at model.relay:3:5" */
   const struct rlyrt_module_info *module; /* the module the code belongs to */
+  const char *type;                       /* its Relay type; NULL when polymorphic */
 } rlyrt_code;
 
 #define RLYRT_CLOSURE_NATIVE 1
@@ -373,6 +374,13 @@ rlyrt_status rlyrt_check_tensor(const rlyrt_object *v, DLDataType dtype, int32_t
 ** closure: n = -1, or one of arity n). */
 rlyrt_status rlyrt_check_kind(const rlyrt_object *v, rlyrt_kind kind, int32_t n, const char *what,
                               const char *expected);
+/* v is a compiled closure of arity n whose Relay type is type (NULL: any
+** type of that arity; a polymorphic closure matches any type). */
+rlyrt_status rlyrt_check_closure(const rlyrt_object *v, int32_t n, const char *type, const char *what);
+/* After the call of closure c failed with s: brings the message of c's
+** module into this copy of the runtime (modules have private copies) and
+** returns s. */
+rlyrt_status rlyrt_closure_failed(const rlyrt_object *c, rlyrt_status s);
 /* The allocator in use (to share it with a loaded module). */
 const rlyrt_allocator *rlyrt_get_allocator(void);
 

@@ -94,6 +94,9 @@ rlyrt_status rlyrt_check_tensor(const rlyrt_object *v, DLDataType dtype, int32_t
   if (!v || v->kind != RLYRT_TENSOR)
     return rlyrt_error(RLYRT_E_ARG, "%s expects %s, got %s", what, expected, kind_name(v));
   const rlyrt_tensor *t = (const rlyrt_tensor *)v;
+  if (t->dl.ndim < 0 || t->dl.ndim > 64 || (t->dl.ndim > 0 && !t->dl.shape))
+    return rlyrt_error(RLYRT_E_ARG, "%s expects %s, got a tensor of rank %d without a shape", what, expected,
+                       (int)t->dl.ndim);
   bool ok = rlyrt_dtype_eq(t->dl.dtype, dtype) && t->dl.ndim == ndim;
   for (int32_t i = 0; ok && i < ndim; i++)
     if (shape[i] >= 0 && t->dl.shape[i] != shape[i]) ok = false;
@@ -134,6 +137,16 @@ rlyrt_status rlyrt_check_kind(const rlyrt_object *v, rlyrt_kind kind, int32_t n,
   return RLYRT_OK;
 }
 
+rlyrt_status rlyrt_check_closure(const rlyrt_object *v, int32_t n, const char *type, const char *what) {
+  const char *expected = type ? type : "a function";
+  rlyrt_status s = rlyrt_check_kind(v, RLYRT_CLOSURE, n, what, expected);
+  if (s != RLYRT_OK || !type) return s;
+  const rlyrt_code *code = ((const rlyrt_closure *)v)->code;
+  if (code->type && strcmp(code->type, type) != 0)
+    return rlyrt_error(RLYRT_E_ARG, "%s expects %s, got a closure of type %s", what, type, code->type);
+  return RLYRT_OK;
+}
+
 /* {==== Calls ====} */
 
 /* After a failed call into info's code: bring its message into this copy
@@ -141,6 +154,12 @@ rlyrt_status rlyrt_check_kind(const rlyrt_object *v, rlyrt_kind kind, int32_t n,
 static rlyrt_status fetch_error(const rlyrt_module_info *info, rlyrt_status s) {
   if (info && info->last_error && info->last_error != rlyrt_last_error)
     rlyrt_error(s, "%s", info->last_error());
+  return s;
+}
+
+rlyrt_status rlyrt_closure_failed(const rlyrt_object *c, rlyrt_status s) {
+  if (c && c->kind == RLYRT_CLOSURE && (c->flags & RLYRT_CLOSURE_NATIVE))
+    fetch_error(((const rlyrt_code *)((const rlyrt_closure *)c)->code)->module, s);
   return s;
 }
 

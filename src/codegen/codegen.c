@@ -511,6 +511,29 @@ static char *type_string(const Type *t) {
   return s;
 }
 
+/* Does t mention a type variable (or a type not known)? */
+static bool has_type_var(const Type *t) {
+  if (!t) return true;
+  switch (t->kind) {
+  case TYPE_TENSOR: return false;
+  case TYPE_TUPLE:
+    for (int i = 0; i < t->u.tuple.n; i++)
+      if (has_type_var(t->u.tuple.fields[i])) return true;
+    return false;
+  case TYPE_FUNC:
+    if (t->u.func.ntparams) return true;
+    for (int i = 0; i < t->u.func.nparams; i++)
+      if (has_type_var(t->u.func.params[i])) return true;
+    return has_type_var(t->u.func.ret);
+  case TYPE_CALL:
+    for (int i = 0; i < t->u.call.nargs; i++)
+      if (has_type_var(t->u.call.args[i])) return true;
+    return false;
+  case TYPE_REF: return has_type_var(t->u.ref.elem);
+  default: return true;
+  }
+}
+
 static int checker_for(Cg *cg, const Type *t) {
   char *key = type_string(t);
   for (int i = 0; i < cg->checker_keys.len; i++)
@@ -556,7 +579,8 @@ static void emit_checker(Cg *cg, int k) {
     break;
   }
   case TYPE_FUNC:
-    sb_printf(o, "  return rlyrt_check_kind(v, RLYRT_CLOSURE, %d, what, expected);\n", t->u.func.nparams);
+    sb_printf(o, "  return rlyrt_check_closure(v, %d, %s, what);\n", t->u.func.nparams,
+              has_type_var(t) ? "NULL" : "expected");
     break;
   case TYPE_REF: {
     int c = checker_for(cg, t->u.ref.elem);
@@ -1007,9 +1031,27 @@ static void emit_value(Cg *cg, StrBuf *o, int ind, Expr *v, const char *dest, bo
       sb_puts(o, "}\n");
       return;
     } else {
+      /* A closure value: its code may belong to another module, whose
+      ** copy of the runtime holds the message of a failure. */
       sb_puts(o, "st = RC_CALL(");
       atom(cg, o, callee);
       sb_puts(o, ", ");
+      args_name(o, a);
+      sb_printf(o, ", &%s);\n", dest);
+      indent(o, ind + 1);
+      sb_puts(o, "if (st != RLYRT_OK) {\n");
+      indent(o, ind + 2);
+      sb_puts(o, "st = rlyrt_closure_failed(");
+      atom(cg, o, callee);
+      sb_puts(o, ", st);\n");
+      indent(o, ind + 2);
+      sb_puts(o, "goto fail;\n");
+      indent(o, ind + 1);
+      sb_puts(o, "}\n");
+      cg->used_fail = true;
+      indent(o, ind);
+      sb_puts(o, "}\n");
+      return;
     }
     args_name(o, a);
     sb_printf(o, ", &%s);\n", dest);
@@ -1228,7 +1270,15 @@ static void emit_descriptors(Cg *cg) {
     sb_printf(&cg->info, "static const rlyrt_code %s_code = {%s, %s_check, %d, ", F->cname, F->cname, F->cname,
               F->fn->u.func.nparams);
     lower_cstring(&cg->info, F->where, strlen(F->where));
-    sb_puts(&cg->info, ", &RC_module};\n");
+    sb_puts(&cg->info, ", &RC_module, ");
+    if (has_type_var(F->fn->type) || F->fn->u.func.ntparams) {
+      sb_puts(&cg->info, "NULL};\n");
+    } else {
+      char *ty = type_string(F->fn->type);
+      lower_cstring(&cg->info, ty, strlen(ty));
+      free(ty);
+      sb_puts(&cg->info, "};\n");
+    }
   }
   for (int i = 0; i < cg->groups.len; i++)
     if (cg->groups.data[i]->members.len > 1)
@@ -1251,7 +1301,7 @@ static void emit_ctor_values(Cg *cg) {
     sb_puts(&cg->code, "  *out = &d->obj;\n  return RLYRT_OK;\n}\n");
     sb_printf(&cg->code, "static const rlyrt_code %s_code = {%s, NULL, %d, ", base, base, ct->nfields);
     lower_cstring(&cg->code, ct->name->text, ct->name->len);
-    sb_puts(&cg->code, ", &RC_module};\n");
+    sb_puts(&cg->code, ", &RC_module, NULL};\n");
     sb_printf(&cg->code,
               "static const rlyrt_closure %s_closure = {{RLYRT_REFCOUNT_STATIC, RLYRT_CLOSURE, RLYRT_CLOSURE_NATIVE}, "
               "&%s_code, 0};\n\n", base, base);
