@@ -29,7 +29,7 @@ echo "== relayc run examples/tree.relay --interp --repeat 1000"
 echo
 echo "== relayc build examples/mlp.relay -o libmlp.a   (a static library and its header, mlp.h)"
 "$relayc" build mlp.relay -o "$tmp/libmlp.a"
-grep -A 4 '^/\* @main' "$tmp/mlp.h"
+grep -A 7 '^/\* @main' "$tmp/mlp.h"
 echo
 echo "== relayc check --print examples/list_fold.relay   (the typed module)"
 "$relayc" check --print list_fold.relay

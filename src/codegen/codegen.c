@@ -44,6 +44,7 @@ typedef struct CFunc {
   EVec fvs;           /* closures: captured variables, in order of first use */
   EVec locals;        /* parameters and every binder of the body outside nested functions */
   bool closure_used;  /* globals: used as a value (its static closure is needed) */
+  int64_t plan_size;  /* bytes of its workspace (0: no static memory plan) */
   char cname[96];     /* C name of its rlyrt_fn */
   char where[256];    /* "fn at FILE:L:C" or "@name" */
 } CFunc;
@@ -79,6 +80,12 @@ typedef struct Cg {
   int tmp;            /* counter for C temporaries */
   uint32_t *mark;     /* per expr id: generation stamps */
   uint32_t gen;
+  /* Liveness within one let chain (emit_block): per variable id, the block
+  ** that may release it early (a stamp) and the statement of its last use. */
+  uint32_t *cand;
+  int *last;
+  uint32_t bgen;
+  int64_t *plan_off;  /* per variable id: its offset in the workspace, or -1 */
 } Cg;
 
 static void cg_error(Cg *cg, Span at, const char *fmt, const char *arg) {
@@ -105,8 +112,14 @@ static void grow_ids(Cg *cg) {
   if (n <= cg->nids) return;
   cg->func_of = rly_xrealloc(cg->func_of, n * sizeof(int));
   cg->mark = rly_xrealloc(cg->mark, n * sizeof(uint32_t));
+  cg->cand = rly_xrealloc(cg->cand, n * sizeof(uint32_t));
+  cg->last = rly_xrealloc(cg->last, n * sizeof(int));
+  cg->plan_off = rly_xrealloc(cg->plan_off, n * sizeof(int64_t));
+  for (uint32_t i = cg->nids; i < n; i++) cg->plan_off[i] = -1;
   memset(cg->func_of + cg->nids, 0, (n - cg->nids) * sizeof(int));
   memset(cg->mark + cg->nids, 0, (n - cg->nids) * sizeof(uint32_t));
+  memset(cg->cand + cg->nids, 0, (n - cg->nids) * sizeof(uint32_t));
+  memset(cg->last + cg->nids, 0, (n - cg->nids) * sizeof(int));
   cg->nids = n;
 }
 
@@ -579,6 +592,7 @@ static void emit_checker(Cg *cg, int k) {
     break;
   }
   case TYPE_FUNC:
+    if (has_type_var(t)) sb_puts(o, "  (void)expected;\n");
     sb_printf(o, "  return rlyrt_check_closure(v, %d, %s, what);\n", t->u.func.nparams,
               has_type_var(t) ? "NULL" : "expected");
     break;
@@ -1166,19 +1180,218 @@ static void emit_value(Cg *cg, StrBuf *o, int ind, Expr *v, const char *dest, bo
   }
 }
 
-static void emit_block(Cg *cg, StrBuf *o, int ind, Expr *body, const char *dest, bool tail) {
-  while (body->kind == EXPR_LET) {
-    Expr *var = body->u.let.var;
-    if (body->u.let.body == var) { /* let %x = value; %x: value goes to dest */
-      emit_value(cg, o, ind, body->u.let.value, dest, tail);
-      return;
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Records statement i as the last use of every candidate variable used
+** under e (nested blocks and functions included). */
+static void note_uses(Cg *cg, Walk *w, Expr *e, uint32_t stamp, int i) {
+  w->stack.len = 0;
+  Item root = {e, false, 0};
+  VEC_PUSH(&w->stack, root);
+  while (w->stack.len) {
+    Item it = VEC_POP(&w->stack);
+    if (it.e->kind == EXPR_VAR) {
+      if (!it.binder && cg->cand[it.e->id] == stamp) cg->last[it.e->id] = i;
+      continue;
     }
+    if (it.e->kind == EXPR_FUNC && is_primitive(it.e)) continue;
+    push_children(w, it);
+  }
+}
+
+/* Emits a let chain. Its statements are in order; a variable the chain
+** binds (and, in a function's top block, a parameter) is released right
+** after the statement that uses it last, so large intermediates do not
+** live until the function returns. */
+static void emit_block(Cg *cg, StrBuf *o, int ind, Expr *body, const char *dest, bool tail) {
+  EVec chain = {0};
+  Expr *end = body;
+  while (end->kind == EXPR_LET && end->u.let.body != end->u.let.var) {
+    VEC_PUSH(&chain, end);
+    end = end->u.let.body;
+  }
+  uint32_t stamp = ++cg->bgen;
+  int n = chain.len;
+  if (body == cg->cur->fn->u.func.body)
+    for (int i = 0; i < cg->cur->fn->u.func.nparams; i++) {
+      Expr *p = cg->cur->fn->u.func.params[i];
+      cg->cand[p->id] = stamp;
+      cg->last[p->id] = -1;
+    }
+  for (int i = 0; i < n; i++) {
+    Expr *v = chain.data[i]->u.let.var;
+    cg->cand[v->id] = stamp;
+    cg->last[v->id] = i;
+  }
+  Walk w = {0};
+  for (int i = 0; i < n; i++) note_uses(cg, &w, chain.data[i]->u.let.value, stamp, i);
+  note_uses(cg, &w, end, stamp, n); /* the result: never released early */
+  VEC_FREE(&w.stack);
+  VEC_FREE(&w.kids);
+  /* Releases in statement order: (statement, id) pairs sorted. */
+  Vec(int64_t) rel = {0};
+  if (body == cg->cur->fn->u.func.body)
+    for (int k = 0; k < cg->cur->fn->u.func.nparams; k++) {
+      Expr *p = cg->cur->fn->u.func.params[k];
+      if (cg->cand[p->id] == stamp && cg->last[p->id] >= 0 && cg->last[p->id] < n)
+        VEC_PUSH(&rel, ((int64_t)cg->last[p->id] << 32) | p->id);
+    }
+  for (int k = 0; k < n; k++) {
+    Expr *v = chain.data[k]->u.let.var;
+    if (cg->last[v->id] < n) VEC_PUSH(&rel, ((int64_t)cg->last[v->id] << 32) | v->id);
+  }
+  if (rel.len) qsort(rel.data, (size_t)rel.len, sizeof(int64_t), cmp_i64);
+  int r = 0;
+  for (int i = 0; i < n; i++) {
+    Expr *var = chain.data[i]->u.let.var;
     char vname[32];
     snprintf(vname, sizeof vname, "v%u", var->id);
-    emit_value(cg, o, ind, body->u.let.value, vname, false);
-    body = body->u.let.body;
+    if (cg->cur->plan_size && cg->plan_off[var->id] >= 0) { /* the kernel writes into the workspace */
+      indent(o, ind);
+      sb_printf(o, "v%u = &w%u.obj;\n", var->id, var->id);
+    }
+    emit_value(cg, o, ind, chain.data[i]->u.let.value, vname, false);
+    for (; r < rel.len && (rel.data[r] >> 32) == i; r++) {
+      uint32_t id = (uint32_t)(rel.data[r] & 0xffffffff);
+      indent(o, ind);
+      sb_printf(o, "rlyrt_release(v%u);\n", id);
+      indent(o, ind);
+      sb_printf(o, "v%u = NULL;\n", id);
+    }
   }
-  emit_value(cg, o, ind, body, dest, false);
+  VEC_FREE(&rel);
+  VEC_FREE(&chain);
+  if (end->kind == EXPR_LET) { /* let %x = value; %x: value goes to dest */
+    emit_value(cg, o, ind, end->u.let.value, dest, tail);
+    return;
+  }
+  emit_value(cg, o, ind, end, dest, false);
+}
+
+/* {==== Static memory plan ====}
+** A global whose body is straight-line (operator calls, tuples,
+** projections, atoms: no control flow, no calls of functions) gets a
+** workspace: every intermediate tensor of static type that does not escape
+** (is not the result, not put in a tuple, not bound to another variable)
+** lives at a fixed offset in it, and the offsets are reused once a
+** tensor's last use has passed. Greedy first fit in definition order; a
+** tensor never shares bytes with the operands of the call that makes it.
+** The function allocates its workspace with one rlyrt_alloc per call; a
+** typed entry point takes the caller's. */
+
+static int64_t tensor_bytes(const Type *t) {
+  if (!t || t->kind != TYPE_TENSOR || t->u.tensor.dtype.lanes != 1) return -1;
+  int64_t n = (int64_t)dtype_bytes(t->u.tensor.dtype);
+  for (int i = 0; i < t->u.tensor.ndim; i++) {
+    if (t->u.tensor.shape[i] < 0) return -1;
+    if (t->u.tensor.shape[i] && n > (INT64_C(1) << 40) / t->u.tensor.shape[i]) return -1;
+    n *= t->u.tensor.shape[i];
+  }
+  return n;
+}
+
+typedef struct Block {
+  int64_t off, size;
+  int last;
+} Block;
+
+static void plan_function(Cg *cg, CFunc *F) {
+  if (!F->g || cg->groups.data[F->group]->members.len != 1) return;
+  EVec chain = {0};
+  Expr *e = F->fn->u.func.body;
+  for (; e->kind == EXPR_LET; e = e->u.let.body) VEC_PUSH(&chain, e);
+  int n = chain.len;
+  bool ok = pass_is_atom(e) && e->kind != EXPR_OP;
+  for (int i = 0; i < n && ok; i++) {
+    Expr *v = chain.data[i]->u.let.value;
+    ok = (v->kind == EXPR_CALL && v->u.call.callee->kind == EXPR_FUNC && is_primitive(v->u.call.callee)) ||
+         v->kind == EXPR_TUPLE || v->kind == EXPR_GET_ITEM || (pass_is_atom(v) && v->kind != EXPR_OP);
+  }
+  if (!ok) {
+    VEC_FREE(&chain);
+    return;
+  }
+  /* Escaping variables, and last uses (statement index; n = the result). */
+  uint32_t esc = ++cg->gen;
+  int *last = rly_xcalloc((size_t)(n ? n : 1), sizeof(int));
+  for (int i = 0; i < n; i++) last[i] = i;
+  /* The statement binding each variable of the chain (cand/last are free
+  ** before emission). */
+  uint32_t bind = ++cg->bgen;
+  for (int i = 0; i < n; i++) {
+    cg->cand[chain.data[i]->u.let.var->id] = bind;
+    cg->last[chain.data[i]->u.let.var->id] = i;
+  }
+  for (int i = 0; i <= n; i++) {
+    Expr *v = i < n ? chain.data[i]->u.let.value : e;
+    Expr **ops = NULL;
+    int nops = 0;
+    bool escapes = false;
+    Expr *one[1];
+    if (v->kind == EXPR_CALL) {
+      ops = v->u.call.args;
+      nops = v->u.call.nargs;
+    } else if (v->kind == EXPR_TUPLE) {
+      ops = v->u.tuple.fields;
+      nops = v->u.tuple.n;
+      escapes = true;
+    } else if (v->kind == EXPR_GET_ITEM) {
+      one[0] = v->u.get_item.tuple;
+      ops = one;
+      nops = 1;
+      escapes = true;
+    } else {
+      one[0] = v;
+      ops = one;
+      nops = 1;
+      escapes = true;
+    }
+    if (i == n) escapes = true;
+    for (int k = 0; k < nops; k++) {
+      if (ops[k]->kind != EXPR_VAR) continue;
+      if (escapes) cg->mark[ops[k]->id] = esc;
+      if (cg->cand[ops[k]->id] == bind) {
+        int j = cg->last[ops[k]->id];
+        if (last[j] < i) last[j] = i;
+      }
+    }
+  }
+  Vec(Block) live = {0};
+  int64_t top = 0;
+  for (int i = 0; i < n; i++) {
+    Expr *var = chain.data[i]->u.let.var;
+    Expr *v = chain.data[i]->u.let.value;
+    if (v->kind != EXPR_CALL || cg->mark[var->id] == esc) continue;
+    if (i == n - 1 && chain.data[i]->u.let.body == var) continue;
+    int64_t bytes = tensor_bytes(v->type);
+    if (bytes <= 0) continue;
+    int64_t size = (bytes + 63) & ~(int64_t)63;
+    /* Drop blocks whose tensors are dead before statement i. */
+    int w = 0;
+    for (int k = 0; k < live.len; k++)
+      if (live.data[k].last >= i) live.data[w++] = live.data[k];
+    live.len = w;
+    /* Lowest gap that fits (blocks sorted by offset). */
+    int64_t off = 0;
+    int at = 0;
+    for (; at < live.len; at++) {
+      if (live.data[at].off - off >= size) break;
+      off = live.data[at].off + live.data[at].size;
+    }
+    Block b = {off, size, last[i]};
+    VEC_PUSH(&live, b);
+    for (int k = live.len - 1; k > at; k--) live.data[k] = live.data[k - 1];
+    live.data[at] = b;
+    cg->plan_off[var->id] = off;
+    if (off + size > top) top = off + size;
+  }
+  F->plan_size = top;
+  VEC_FREE(&live);
+  free(last);
+  VEC_FREE(&chain);
 }
 
 /* {==== Functions and groups ====} */
@@ -1203,8 +1416,12 @@ static void emit_group(Cg *cg, Group *G) {
     sb_puts(&body, "  goto done;\n");
   }
   StrBuf *o = &cg->code;
+  bool planned = !multi && F0->plan_size > 0;
   if (multi)
     sb_printf(o, "static rlyrt_status %s(int which, rlyrt_object *const *args, rlyrt_object **out) {\n", G->cname);
+  else if (planned)
+    sb_printf(o, "static rlyrt_status %s_ws(const rlyrt_closure *self, rlyrt_object *const *args, rlyrt_object **out, "
+                 "void *ws) {\n", G->cname);
   else
     sb_printf(o, "static rlyrt_status %s(const rlyrt_closure *self, rlyrt_object *const *args, rlyrt_object **out) {\n",
               G->cname);
@@ -1216,6 +1433,24 @@ static void emit_group(Cg *cg, Group *G) {
     CFunc *F = G->members.data[m];
     for (int i = 0; i < F->locals.len; i++) sb_printf(o, "  rlyrt_object *v%u = NULL;\n", F->locals.data[i]->id);
   }
+  if (planned) /* the workspace's tensors: static refcount, data at their planned offsets */
+    for (int i = 0; i < F0->locals.len; i++) {
+      const Expr *var = F0->locals.data[i];
+      int64_t off = cg->plan_off[var->id];
+      if (off < 0) continue;
+      const Type *t = var->type;
+      DType dt = t->u.tensor.dtype;
+      if (t->u.tensor.ndim) {
+        sb_printf(&cg->consts, "static const int64_t RC_sh%u[] = {", var->id);
+        for (int k = 0; k < t->u.tensor.ndim; k++)
+          sb_printf(&cg->consts, "%s%lld", k ? ", " : "", (long long)t->u.tensor.shape[k]);
+        sb_puts(&cg->consts, "};\n");
+      }
+      sb_printf(o, "  RC_tensor_view w%u = {{RLYRT_REFCOUNT_STATIC, RLYRT_TENSOR, 0}, {(char *)ws + %lld, {kDLCPU, 0}, %d, "
+                   "{%u, %u, %u}, ", var->id, (long long)off, t->u.tensor.ndim, dt.code, dt.bits, dt.lanes);
+      if (t->u.tensor.ndim) sb_printf(o, "(int64_t *)RC_sh%u, NULL, 0}};\n", var->id);
+      else sb_puts(o, "NULL, NULL, 0}};\n");
+    }
   if (multi) {
     sb_puts(o, "  switch (which) {\n");
     for (int m = 0; m < G->members.len; m++) {
@@ -1256,6 +1491,13 @@ static void emit_group(Cg *cg, Group *G) {
       sb_printf(o, "static rlyrt_status %s(const rlyrt_closure *self, rlyrt_object *const *args, rlyrt_object **out) {\n"
                    "  (void)self;\n  return %s(%d, args, out);\n}\n\n", F->cname, G->cname, m);
     }
+  if (planned)
+    sb_printf(o, "static rlyrt_status %s(const rlyrt_closure *self, rlyrt_object *const *args, rlyrt_object **out) {\n"
+                 "  void *ws = rlyrt_alloc(%lld, 64);\n"
+                 "  if (!ws) {\n    *out = NULL;\n    return RLYRT_E_NOMEM;\n  }\n"
+                 "  rlyrt_status st = %s_ws(self, args, out, ws);\n"
+                 "  rlyrt_free(ws);\n  return st;\n}\n\n",
+              G->cname, (long long)F0->plan_size, G->cname);
   free(cg->used_label);
   cg->used_label = NULL;
 }
@@ -1267,6 +1509,9 @@ static void emit_descriptors(Cg *cg) {
     sb_printf(&cg->protos, "static rlyrt_status %s(const rlyrt_closure *self, rlyrt_object *const *args, rlyrt_object **out);\n",
               F->cname);
     sb_printf(&cg->protos, "static rlyrt_status %s_check(rlyrt_object *const *args, int32_t nargs);\n", F->cname);
+    if (F->plan_size)
+      sb_printf(&cg->protos, "static rlyrt_status %s_ws(const rlyrt_closure *self, rlyrt_object *const *args, "
+                             "rlyrt_object **out, void *ws);\n", F->cname);
     sb_printf(&cg->info, "static const rlyrt_code %s_code = {%s, %s_check, %d, ", F->cname, F->cname, F->cname,
               F->fn->u.func.nparams);
     lower_cstring(&cg->info, F->where, strlen(F->where));
@@ -1368,11 +1613,20 @@ static void emit_typed_entry(Cg *cg, StrBuf *h, CFunc *F, const char *entry) {
     sb_printf(&sig, "%sDLTensor *out", np || i ? ", " : "");
     if (nouts > 1) sb_printf(&sig, "%d", i);
   }
-  sb_puts(&sig, ")");
+  sb_puts(&sig, ", void *workspace)");
   char *ty = type_string(ft);
+  char macro[200];
+  size_t ml = 0;
+  for (const char *p = entry; *p && ml + 1 < sizeof macro; p++)
+    macro[ml++] = (char)(*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p);
+  macro[ml] = 0;
   sb_printf(h, "/* %s: %s\n** Inputs and outputs are CPU tensors of exactly these dtypes and shapes\n"
-               "** (compact, row-major); the outputs' data is written. */\n%s;\n\n",
-            F->where, ty, sb_str(&sig));
+               "** (compact, row-major); the outputs' data is written. workspace: NULL, or\n"
+               "** %s_WORKSPACE_SIZE bytes aligned to 64 for the intermediate tensors\n"
+               "** (one per concurrent call; 0 when the function has no static memory plan:\n"
+               "** its intermediates then come from the runtime's allocator). */\n"
+               "#define %s_WORKSPACE_SIZE %lld\n%s;\n\n",
+            F->where, ty, macro, macro, (long long)F->plan_size, sb_str(&sig));
   free(ty);
   StrBuf *o = &cg->info;
   sb_printf(o, "%s {\n  rlyrt_status rc_s;\n  rlyrt_object *rc_r = NULL;\n", sb_str(&sig));
@@ -1397,7 +1651,17 @@ static void emit_typed_entry(Cg *cg, StrBuf *h, CFunc *F, const char *entry) {
     sb_printf(o, "  if ((rc_s = CHK%d(&rc_o%d.obj, \"%s: %s\")) != RLYRT_OK) return rc_s;\n", c, i, entry, oname);
   }
   sb_printf(o, "  if ((rc_s = %s_check(%s, %d)) != RLYRT_OK) return rc_s;\n", F->cname, np ? "rc_args" : "NULL", np);
-  sb_printf(o, "  if ((rc_s = %s(NULL, %s, &rc_r)) != RLYRT_OK) return rc_s;\n", F->cname, np ? "rc_args" : "NULL");
+  if (F->plan_size) {
+    sb_printf(o, "  if ((uintptr_t)workspace %% 64)\n"
+                 "    return rlyrt_error(RLYRT_E_ARG, \"%s: the workspace is not aligned to 64 bytes\");\n", entry);
+    sb_printf(o, "  void *rc_ws = workspace ? workspace : rlyrt_alloc(%lld, 64);\n", (long long)F->plan_size);
+    sb_puts(o, "  if (!rc_ws) return RLYRT_E_NOMEM;\n");
+    sb_printf(o, "  rc_s = %s_ws(NULL, %s, &rc_r, rc_ws);\n", F->cname, np ? "rc_args" : "NULL");
+    sb_puts(o, "  if (!workspace) rlyrt_free(rc_ws);\n  if (rc_s != RLYRT_OK) return rc_s;\n");
+  } else {
+    sb_puts(o, "  (void)workspace;\n");
+    sb_printf(o, "  if ((rc_s = %s(NULL, %s, &rc_r)) != RLYRT_OK) return rc_s;\n", F->cname, np ? "rc_args" : "NULL");
+  }
   for (int i = 0; i < nouts; i++) {
     const char *on = nouts > 1 ? "out%d" : "out";
     char oname[16];
@@ -1628,6 +1892,7 @@ bool codegen_module(Module *m, const CodegenOptions *o, StrBuf *c, StrBuf *h, Di
   cg.L = lowering_new();
   collect_funcs(&cg);
   make_groups(&cg);
+  for (int i = 0; i < cg.funcs.len; i++) plan_function(&cg, cg.funcs.data[i]);
   emit_descriptors(&cg);
   for (int i = 0; i < cg.groups.len; i++) emit_group(&cg, cg.groups.data[i]);
   for (int i = 0; i < cg.funcs.len; i++) {
@@ -1684,5 +1949,8 @@ bool codegen_module(Module *m, const CodegenOptions *o, StrBuf *c, StrBuf *h, Di
   lowering_free(cg.L);
   free(cg.func_of);
   free(cg.mark);
+  free(cg.cand);
+  free(cg.last);
+  free(cg.plan_off);
   return ok;
 }

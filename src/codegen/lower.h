@@ -10,7 +10,11 @@
 **   static rlyrt_status NAME(rlyrt_object *const *args, rlyrt_object **out)
 ** args are the function's parameters in order (borrowed: tensors, or tuples
 ** of tensors where a parameter has a tuple type); *out receives the result
-** (owned: a new tensor, or a new tuple of tensors). On failure the kernel
+** (owned: a new tensor, or a new tuple of tensors). When *out is not NULL on
+** entry, it is a tensor of the result's exact type (a buffer in a planned
+** workspace, with the static refcount) and the kernel leaves its result
+** there: it writes into it (loops) or copies its result into it
+** (reference kernels). On failure the kernel
 ** returns the status with the thread's message set, prefixed by the
 ** source position `where` ("model.relay:3:10", rlyrt_error_at), and leaks
 ** nothing.

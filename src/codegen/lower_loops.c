@@ -431,8 +431,10 @@ static void emit(StrBuf *sb, const char *name, const Kernel *k, const char *wher
     put_bound(sb, "lo", dt, k->lo);
     put_bound(sb, "hi", dt, k->hi);
   }
-  sb_printf(sb, "  rlyrt_tensor *t = rlyrt_tensor_new((DLDataType){%s, %d, 1}, %d, %s, false);\n", dl_code(rt),
-            dtype_is_bool(rt) ? 1 : rt.bits, ndim, ndim ? "shape" : "NULL");
+  /* *out is NULL (allocate the result) or a tensor of the result's type to
+  ** write into (a buffer of the caller's workspace). */
+  sb_printf(sb, "  rlyrt_tensor *t = *out ? RLYRT_AS_TENSOR(*out) : rlyrt_tensor_new((DLDataType){%s, %d, 1}, %d, %s, false);\n",
+            dl_code(rt), dtype_is_bool(rt) ? 1 : rt.bits, ndim, ndim ? "shape" : "NULL");
   sb_puts(sb, "  if (!t) return rlyrt_error_at(RLYRT_E_NOMEM, ");
   put_cstring(sb, where ? where : "");
   sb_puts(sb, ");\n");

@@ -186,6 +186,14 @@ bool lower_reference(Lowering *L, StrBuf *decls, StrBuf *out, const char *name, 
   sb_printf(out, "  rlyrt_status s = %s(&c);\n", kfn);
   sb_puts(out, "  if (s != RLYRT_OK) return rlyrt_error_at(s, ");
   lower_cstring(out, where, strlen(where));
-  sb_puts(out, ");\n  *out = c.result;\n  return RLYRT_OK;\n}\n");
+  sb_puts(out, ");\n");
+  if (!tuple) /* a planned buffer in *out: the result goes there */
+    sb_puts(out, "  if (*out && c.result != *out) {\n"
+                 "    size_t n = rlyrt_tensor_nbytes(RLYRT_AS_TENSOR(c.result));\n"
+                 "    if (n) memcpy(RLYRT_AS_TENSOR(*out)->dl.data, RLYRT_AS_TENSOR(c.result)->dl.data, n);\n"
+                 "    rlyrt_release(c.result);\n"
+                 "    return RLYRT_OK;\n"
+                 "  }\n");
+  sb_puts(out, "  *out = c.result;\n  return RLYRT_OK;\n}\n");
   return true;
 }

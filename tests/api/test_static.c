@@ -66,8 +66,20 @@ static void test_main(void) {
   float out_data[6];
   memset(out_data, 0xff, sizeof out_data);
   DLTensor x = dl(x_data, F32, 2, xs), y = dl(y_data, F32, 1, ys), out = dl(out_data, F32, 2, os);
-  CHECK_EQ(model_main(&x, &y, &out), RLYRT_OK);
+  CHECK_EQ(model_main(&x, &y, &out, NULL), RLYRT_OK);
   CHECK(memcmp(out_data, main_expected, sizeof out_data) == 0);
+  /* With the caller's workspace: the static memory plan of @main places
+  ** its two intermediate tensors there (64 bytes each, as 2x3 floats round
+  ** up to 64). A misaligned workspace is refused. */
+  CHECK_EQ(MODEL_MAIN_WORKSPACE_SIZE, 128);
+  static _Alignas(64) unsigned char ws[MODEL_MAIN_WORKSPACE_SIZE + 64];
+  memset(ws, 0xee, sizeof ws);
+  memset(out_data, 0, sizeof out_data);
+  CHECK_EQ(model_main(&x, &y, &out, ws), RLYRT_OK);
+  CHECK(memcmp(out_data, main_expected, sizeof out_data) == 0);
+  CHECK(ws[0] != 0xee && ws[64] != 0xee); /* the intermediates were there */
+  CHECK(ws[MODEL_MAIN_WORKSPACE_SIZE] == 0xee); /* and nothing past the stated size */
+  CHECK_FAILS(model_main(&x, &y, &out, ws + 1), RLYRT_E_ARG, "model_main: the workspace is not aligned to 64 bytes");
   /* The inputs are not written. */
   CHECK(x_data[0] == 1 && y_data[2] == -4);
 
@@ -76,45 +88,45 @@ static void test_main(void) {
   DLTensor xs_ok = x;
   xs_ok.strides = xstrides;
   memset(out_data, 0, sizeof out_data);
-  CHECK_EQ(model_main(&xs_ok, &y, &out), RLYRT_OK);
+  CHECK_EQ(model_main(&xs_ok, &y, &out, NULL), RLYRT_OK);
   CHECK(memcmp(out_data, main_expected, sizeof out_data) == 0);
 
   /* Wrong shapes, of an input and of the output. */
   int64_t ys4[1] = {4}, xs32[2] = {3, 2}, os32[2] = {3, 2};
   float y4_data[4] = {0};
   DLTensor y4 = dl(y4_data, F32, 1, ys4);
-  CHECK_FAILS(model_main(&x, &y4, &out), RLYRT_E_ARG,
+  CHECK_FAILS(model_main(&x, &y4, &out, NULL), RLYRT_E_ARG,
               "argument 2 (%y) of @main expects Tensor[(3), float32], got Tensor[(4), float32]");
   DLTensor x32 = dl(x_data, F32, 2, xs32);
-  CHECK_FAILS(model_main(&x32, &y, &out), RLYRT_E_ARG,
+  CHECK_FAILS(model_main(&x32, &y, &out, NULL), RLYRT_E_ARG,
               "argument 1 (%x) of @main expects Tensor[(2, 3), float32], got Tensor[(3, 2), float32]");
   DLTensor out32 = dl(out_data, F32, 2, os32);
-  CHECK_FAILS(model_main(&x, &y, &out32), RLYRT_E_ARG,
+  CHECK_FAILS(model_main(&x, &y, &out32, NULL), RLYRT_E_ARG,
               "model_main: out expects Tensor[(2, 3), float32], got Tensor[(3, 2), float32]");
   DLTensor x1 = dl(x_data, F32, 1, xs);
-  CHECK_FAILS(model_main(&x1, &y, &out), RLYRT_E_ARG, "got Tensor[(2), float32]");
+  CHECK_FAILS(model_main(&x1, &y, &out, NULL), RLYRT_E_ARG, "got Tensor[(2), float32]");
   /* Wrong dtype. */
   DLTensor xi = dl(x_data, I32, 2, xs);
-  CHECK_FAILS(model_main(&xi, &y, &out), RLYRT_E_ARG,
+  CHECK_FAILS(model_main(&xi, &y, &out, NULL), RLYRT_E_ARG,
               "argument 1 (%x) of @main expects Tensor[(2, 3), float32], got Tensor[(2, 3), int32]");
   /* NULL tensors and data; strides that are not row-major. */
-  CHECK_FAILS(model_main(NULL, &y, &out), RLYRT_E_ARG, "model_main: x is NULL");
-  CHECK_FAILS(model_main(&x, NULL, &out), RLYRT_E_ARG, "model_main: y is NULL");
-  CHECK_FAILS(model_main(&x, &y, NULL), RLYRT_E_ARG, "model_main: out is NULL");
+  CHECK_FAILS(model_main(NULL, &y, &out, NULL), RLYRT_E_ARG, "model_main: x is NULL");
+  CHECK_FAILS(model_main(&x, NULL, &out, NULL), RLYRT_E_ARG, "model_main: y is NULL");
+  CHECK_FAILS(model_main(&x, &y, NULL, NULL), RLYRT_E_ARG, "model_main: out is NULL");
   DLTensor nodata = dl(NULL, F32, 2, xs);
-  CHECK_FAILS(model_main(&nodata, &y, &out), RLYRT_E_ARG, "the tensor has no data");
-  CHECK_FAILS(model_main(&x, &y, &nodata), RLYRT_E_ARG, "the tensor has no data");
+  CHECK_FAILS(model_main(&nodata, &y, &out, NULL), RLYRT_E_ARG, "the tensor has no data");
+  CHECK_FAILS(model_main(&x, &y, &nodata, NULL), RLYRT_E_ARG, "the tensor has no data");
   int64_t colmajor[2] = {1, 2};
   DLTensor xt = x;
   xt.strides = colmajor;
-  CHECK_FAILS(model_main(&xt, &y, &out), RLYRT_E_ARG, "only compact row-major tensors");
+  CHECK_FAILS(model_main(&xt, &y, &out, NULL), RLYRT_E_ARG, "only compact row-major tensors");
   /* After all that, a good call still gives the same bytes. */
   memset(out_data, 0, sizeof out_data);
-  CHECK_EQ(model_main(&x, &y, &out), RLYRT_OK);
+  CHECK_EQ(model_main(&x, &y, &out, NULL), RLYRT_OK);
   CHECK(memcmp(out_data, main_expected, sizeof out_data) == 0);
 }
 
-/* model_main(x, y, out) in a child process: it must return RLYRT_E_ARG with
+/* model_main(x, y, out, NULL) in a child process: it must return RLYRT_E_ARG with
 ** a message containing piece, and not crash. */
 static void fails_in_child(int line, const DLTensor *x, const DLTensor *y, DLTensor *out, const char *piece) {
   fflush(stdout);
@@ -127,7 +139,7 @@ static void fails_in_child(int line, const DLTensor *x, const DLTensor *y, DLTen
     return;
   }
   if (pid == 0) {
-    rlyrt_status s = model_main(x, y, out);
+    rlyrt_status s = model_main(x, y, out, NULL);
     if (s == RLYRT_E_ARG && strstr(rlyrt_last_error(), piece)) _exit(0);
     fprintf(stderr, "%s:%d: expected RLYRT_E_ARG with \"%s\", got %s: \"%s\"\n", __FILE__, line, piece,
             rlyrt_status_name(s), rlyrt_last_error());
@@ -164,27 +176,27 @@ static void test_stats(void) {
   float sum = 0, max = 0, negs[4] = {0};
   DLTensor v = dl(v_data, F32, 1, vs);
   DLTensor o0 = dl(&sum, F32, 0, NULL), o1 = dl(&max, F32, 0, NULL), o2 = dl(negs, F32, 1, ns);
-  CHECK_EQ(model_stats(&v, &o0, &o1, &o2), RLYRT_OK);
+  CHECK_EQ(model_stats(&v, &o0, &o1, &o2, NULL), RLYRT_OK);
   CHECK(sum == 3.75f);
   CHECK(max == 4.0f);
   CHECK(memcmp(negs, neg, sizeof neg) == 0);
   /* The outputs in the wrong order: the third must be a vector. */
-  CHECK_FAILS(model_stats(&v, &o0, &o2, &o1), RLYRT_E_ARG, "model_stats: out1 expects float32, got Tensor[(4), float32]");
-  CHECK_FAILS(model_stats(&v, &o0, &o1, NULL), RLYRT_E_ARG, "model_stats: out2 is NULL");
+  CHECK_FAILS(model_stats(&v, &o0, &o2, &o1, NULL), RLYRT_E_ARG, "model_stats: out1 expects float32, got Tensor[(4), float32]");
+  CHECK_FAILS(model_stats(&v, &o0, &o1, NULL, NULL), RLYRT_E_ARG, "model_stats: out2 is NULL");
 }
 
 static void test_idiv(void) {
   int32_t a = 7, b = -2, zero = 0, q = 0;
   DLTensor ta = dl(&a, I32, 0, NULL), tb = dl(&b, I32, 0, NULL), tz = dl(&zero, I32, 0, NULL);
   DLTensor tq = dl(&q, I32, 0, NULL);
-  CHECK_EQ(model_idiv(&ta, &tb, &tq), RLYRT_OK);
+  CHECK_EQ(model_idiv(&ta, &tb, &tq, NULL), RLYRT_OK);
   CHECK_EQ(q, -3);
   /* A run-time error of the model. */
-  CHECK_FAILS(model_idiv(&ta, &tz, &tq), RLYRT_E_RUNTIME, "division by zero");
+  CHECK_FAILS(model_idiv(&ta, &tz, &tq, NULL), RLYRT_E_RUNTIME, "division by zero");
   /* A float32 where an int32 is expected. */
   float f = 1;
   DLTensor tf = dl(&f, F32, 0, NULL);
-  CHECK_FAILS(model_idiv(&ta, &tf, &tq), RLYRT_E_ARG, "argument 2 (%b) of @idiv expects int32, got float32");
+  CHECK_FAILS(model_idiv(&ta, &tf, &tq, NULL), RLYRT_E_ARG, "argument 2 (%b) of @idiv expects int32, got float32");
 }
 
 /* A function on values, through the module description. */
