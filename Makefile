@@ -41,8 +41,12 @@ fuzz-smoke:
 	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_parser
 	sh fuzz/smoke.sh $(BUILD_FUZZ)/fuzz_parser $(FUZZ_SECONDS)
 
+# Benchmarks (they print tables; see bench/README.md): the parser, dynamic
+# programs interpreted vs compiled, and building a model with 50 MB of weights.
 bench: build
 	sh bench/run.sh $(BUILD)/relayc
+	sh bench/run_dynamic.sh $(BUILD)/relayc
+	sh bench/run_weights.sh $(BUILD)/relayc
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)
