@@ -100,7 +100,8 @@ void rlyrt_release(rlyrt_object *o);
 
 typedef struct rlyrt_tensor {
   rlyrt_object obj;
-  DLTensor dl;           /* dl.data 64-byte aligned, dl.shape -> shape_buf, dl.strides NULL */
+  DLTensor dl;           /* dl.data 64-byte aligned (16 when under 64 bytes), dl.shape -> shape_buf,
+                            dl.strides NULL */
   int64_t shape_buf[];   /* dl.ndim entries */
 } rlyrt_tensor;
 

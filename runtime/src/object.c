@@ -5,10 +5,10 @@
 
 #include "relayc/runtime.h"
 
-enum { DATA_ALIGN = 64 };
+enum { DATA_ALIGN = 64, SMALL_ALIGN = 16 };
 
 static void *new_object(size_t size, rlyrt_kind kind) {
-  rlyrt_object *o = rlyrt_alloc(size, DATA_ALIGN);
+  rlyrt_object *o = rlyrt_alloc(size, SMALL_ALIGN);
   if (!o) return NULL;
   memset(o, 0, size);
   o->refcount = 1;
@@ -129,10 +129,13 @@ rlyrt_tensor *rlyrt_tensor_new(DLDataType dtype, int32_t ndim, const int64_t *sh
     }
     numel *= (uint64_t)shape[i];
   }
-  size_t head = sizeof(rlyrt_tensor) + sizeof(int64_t) * (size_t)ndim;
-  head = (head + DATA_ALIGN - 1) & ~(size_t)(DATA_ALIGN - 1);
+  /* Data of 64 bytes or more is 64-byte aligned (vector loads); smaller
+  ** data (scalars above all) only 16, which malloc gives cheaply. */
   size_t bytes = (size_t)numel * elem;
-  rlyrt_tensor *t = rlyrt_alloc(head + bytes, DATA_ALIGN);
+  size_t align = bytes >= DATA_ALIGN ? DATA_ALIGN : SMALL_ALIGN;
+  size_t head = sizeof(rlyrt_tensor) + sizeof(int64_t) * (size_t)ndim;
+  head = (head + align - 1) & ~(size_t)(align - 1);
+  rlyrt_tensor *t = rlyrt_alloc(head + bytes, align);
   if (!t) return NULL;
   memset(t, 0, head);
   t->obj.refcount = 1;

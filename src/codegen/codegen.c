@@ -71,6 +71,7 @@ typedef struct Cg {
   int nchecked;       /* checkers whose bodies are out */
   Lowering *L;
   Vec(const Ctor *) ctor_values; /* constructors used as values */
+  Vec(const Ctor *) nullary;     /* constructors without fields built: their static values */
   bool used_unit;
   bool failed;
   /* Per function being emitted. */
@@ -86,6 +87,8 @@ typedef struct Cg {
   int *last;
   uint32_t bgen;
   int64_t *plan_off;  /* per variable id: its offset in the workspace, or -1 */
+  uint8_t *uvar;      /* per variable id: 1 when it also lives unboxed, as a C scalar s<ID> */
+  EVec uvars;         /* the unboxed variables of the group being emitted */
 } Cg;
 
 static void cg_error(Cg *cg, Span at, const char *fmt, const char *arg) {
@@ -115,6 +118,8 @@ static void grow_ids(Cg *cg) {
   cg->cand = rly_xrealloc(cg->cand, n * sizeof(uint32_t));
   cg->last = rly_xrealloc(cg->last, n * sizeof(int));
   cg->plan_off = rly_xrealloc(cg->plan_off, n * sizeof(int64_t));
+  cg->uvar = rly_xrealloc(cg->uvar, n);
+  memset(cg->uvar + cg->nids, 0, n - cg->nids);
   for (uint32_t i = cg->nids; i < n; i++) cg->plan_off[i] = -1;
   memset(cg->func_of + cg->nids, 0, (n - cg->nids) * sizeof(int));
   memset(cg->mark + cg->nids, 0, (n - cg->nids) * sizeof(uint32_t));
@@ -758,6 +763,157 @@ static void indent(StrBuf *o, int n) {
   for (int i = 0; i < n; i++) sb_puts(o, "  ");
 }
 
+/* {==== Unboxed scalars ====}
+** A variable holding a 0-d tensor of a dtype loops handle can also live as
+** a C scalar s<ID>: parameters of such types (read once on entry; a tail
+** call jumping back assigns the scalar, no tensor), and let variables whose
+** value is an elementwise operator on scalars (computed in C, no kernel
+** call, no allocation). Its tensor v<ID> is then made only when a use needs
+** a value object (a kernel argument, a tuple field, a call, the result),
+** once: RC_BOX leaves an existing one alone. */
+
+static const char *scalar_ctype(const Type *t) {
+  if (!t || t->kind != TYPE_TENSOR || t->u.tensor.ndim != 0) return NULL;
+  return lower_scalar_ctype(t->u.tensor.dtype);
+}
+
+/* Is var read from the current function's own locals (not its
+** environment or self)? */
+static bool is_local(const Cg *cg, const Expr *var) {
+  const CFunc *F = cg->cur;
+  if (var == F->self_var) return false;
+  for (int i = 0; i < F->fvs.len; i++)
+    if (F->fvs.data[i] == var) return false;
+  return true;
+}
+
+static bool unboxed(const Cg *cg, const Expr *a) {
+  return a->kind == EXPR_VAR && cg->uvar[a->id] && is_local(cg, a);
+}
+
+static void make_unboxed(Cg *cg, Expr *v) {
+  if (cg->uvar[v->id]) return;
+  cg->uvar[v->id] = 1;
+  VEC_PUSH(&cg->uvars, v);
+}
+
+static void atom(Cg *cg, StrBuf *out, Expr *e);
+
+/* The value of the 0-d atom a as a C scalar. */
+static void scalar_of(Cg *cg, StrBuf *o, Expr *a) {
+  if (unboxed(cg, a)) {
+    sb_printf(o, "s%u", a->id);
+    return;
+  }
+  sb_printf(o, "(*(const %s *)RLYRT_AS_TENSOR(", scalar_ctype(a->type));
+  atom(cg, o, a);
+  sb_puts(o, ")->dl.data)");
+}
+
+/* Makes sure atom a has its tensor when it is an unboxed variable. */
+static void need_boxed(Cg *cg, StrBuf *o, int ind, Expr *a) {
+  if (!unboxed(cg, a)) return;
+  DType dt = a->type->u.tensor.dtype;
+  indent(o, ind);
+  sb_printf(o, "RC_BOX(v%u, s%u, %s, %u, %u);\n", a->id, a->id, scalar_ctype(a->type), dt.code, dt.bits);
+  cg->used_fail = true;
+}
+
+static void need_boxed_all(Cg *cg, StrBuf *o, int ind, Expr **as, int n) {
+  for (int i = 0; i < n; i++) need_boxed(cg, o, ind, as[i]);
+}
+
+/* Integer division and modulo on scalars, as the reference kernels do them
+** (computed in 64 bits, a zero divisor an error). */
+static bool int_division(Cg *cg, StrBuf *o, int ind, Expr *call, const char *dest) {
+  const Expr *fn = call->u.call.callee;
+  const Expr *body = fn->u.func.body;
+  if (body->kind != EXPR_CALL || body->u.call.callee->kind != EXPR_OP || call->u.call.nargs != 2) return false;
+  const char *op = body->u.call.callee->u.op.op->name;
+  bool is_div = strcmp(op, "divide") == 0 || strcmp(op, "trunc_divide") == 0 || strcmp(op, "floor_divide") == 0;
+  bool is_mod = strcmp(op, "mod") == 0 || strcmp(op, "trunc_mod") == 0 || strcmp(op, "floor_mod") == 0;
+  if (!is_div && !is_mod) return false;
+  const Type *ta = call->u.call.args[0]->type, *tb = call->u.call.args[1]->type, *tr = call->type;
+  if (!scalar_ctype(ta) || !scalar_ctype(tb) || !scalar_ctype(tr)) return false;
+  DType da = ta->u.tensor.dtype;
+  if (!dtype_eq(da, tb->u.tensor.dtype) || !dtype_eq(da, tr->u.tensor.dtype) || dtype_is_bool(da)) return false;
+  if (da.code != DT_INT && da.code != DT_UINT) return false;
+  bool sg = da.code == DT_INT;
+  const char *w = sg ? "int64_t" : "uint64_t";
+  char where[256];
+  where_text(cg, call->span, where, sizeof where);
+  indent(o, ind);
+  sb_printf(o, "{\n");
+  indent(o, ind + 1);
+  sb_printf(o, "const %s x = (%s)", w, w);
+  scalar_of(cg, o, call->u.call.args[0]);
+  sb_printf(o, ", y = (%s)", w);
+  scalar_of(cg, o, call->u.call.args[1]);
+  sb_puts(o, ";\n");
+  indent(o, ind + 1);
+  sb_printf(o, "if (y == 0) { st = rlyrt_error(RLYRT_E_RUNTIME, \"%%s: %s: division by zero\", ", op);
+  lower_cstring(o, where, strlen(where));
+  sb_puts(o, "); goto fail; }\n");
+  cg->used_fail = true;
+  indent(o, ind + 1);
+  if (!sg) {
+    sb_printf(o, "%s = (%s)(x %s y);\n", dest, scalar_ctype(tr), is_div ? "/" : "%");
+  } else {
+    bool floor = op[0] == 'f';
+    sb_puts(o, "int64_t r;\n");
+    indent(o, ind + 1);
+    sb_printf(o, "if (y == -1) r = %s;\n", is_div ? "(int64_t)(0 - (uint64_t)x)" : "0");
+    indent(o, ind + 1);
+    if (!floor) {
+      sb_printf(o, "else r = x %s y;\n", is_div ? "/" : "%");
+    } else if (is_div) {
+      sb_puts(o, "else {\n");
+      indent(o, ind + 2);
+      sb_puts(o, "int64_t q = x / y, m = x % y;\n");
+      indent(o, ind + 2);
+      sb_puts(o, "r = m != 0 && ((m < 0) != (y < 0)) ? q - 1 : q;\n");
+      indent(o, ind + 1);
+      sb_puts(o, "}\n");
+    } else {
+      sb_puts(o, "else {\n");
+      indent(o, ind + 2);
+      sb_puts(o, "int64_t m = x % y;\n");
+      indent(o, ind + 2);
+      sb_puts(o, "r = m != 0 && ((m < 0) != (y < 0)) ? m + y : m;\n");
+      indent(o, ind + 1);
+      sb_puts(o, "}\n");
+    }
+    indent(o, ind + 1);
+    sb_printf(o, "%s = (%s)r;\n", dest, scalar_ctype(tr));
+  }
+  indent(o, ind);
+  sb_puts(o, "}\n");
+  return true;
+}
+
+/* Emits let var = call (a Primitive call) unboxed when it is elementwise
+** on scalars. Returns false (emitting nothing) otherwise. */
+static bool emit_scalar_let(Cg *cg, StrBuf *o, int ind, Expr *var, Expr *v) {
+  if (v->kind != EXPR_CALL || v->u.call.callee->kind != EXPR_FUNC || !is_primitive(v->u.call.callee)) return false;
+  if (!scalar_ctype(var->type)) return false;
+  int n = v->u.call.nargs;
+  if (n > 3) return false;
+  for (int i = 0; i < n; i++)
+    if (!scalar_ctype(v->u.call.args[i]->type)) return false;
+  char dest[32];
+  snprintf(dest, sizeof dest, "s%u", var->id);
+  StrBuf ops[3] = {{0}, {0}, {0}};
+  const char *opv[3] = {NULL, NULL, NULL};
+  for (int i = 0; i < n; i++) {
+    scalar_of(cg, &ops[i], v->u.call.args[i]);
+    opv[i] = sb_str(&ops[i]);
+  }
+  bool ok = lower_scalar(o, v->u.call.callee, opv, dest, 2 * ind) || int_division(cg, o, ind, v, dest);
+  for (int i = 0; i < 3; i++) sb_free(&ops[i]);
+  if (ok) make_unboxed(cg, var);
+  return ok;
+}
+
 /* "rlyrt_object *aN[] = {...};" for the arguments; returns N or -1 for none. */
 static int args_array(Cg *cg, StrBuf *o, int ind, Expr **args, int n) {
   if (n == 0) return -1;
@@ -792,27 +948,41 @@ static void release_all(Cg *cg, StrBuf *o, int ind) {
     CFunc *F = G->members.data[m];
     for (int i = 0; i < F->locals.len; i++) {
       indent(o, ind);
-      sb_printf(o, "rlyrt_release(v%u);\n", F->locals.data[i]->id);
-      indent(o, ind);
-      sb_printf(o, "v%u = NULL;\n", F->locals.data[i]->id);
+      sb_printf(o, "RC_DROP(v%u);\n", F->locals.data[i]->id);
     }
   }
 }
 
 /* The tail call of member T of the current group with args: a jump. */
 static void emit_jump(Cg *cg, StrBuf *o, int ind, CFunc *T, Expr **args, int n) {
+  /* A parameter that lives unboxed takes the scalar (and the tensor if
+  ** there is one); the others need their argument's tensor. */
+  for (int i = 0; i < n; i++)
+    if (!cg->uvar[T->fn->u.func.params[i]->id]) need_boxed(cg, o, ind, args[i]);
   indent(o, ind);
   sb_puts(o, "{\n");
   for (int i = 0; i < n; i++) {
+    Expr *p = T->fn->u.func.params[i];
     indent(o, ind + 1);
-    sb_printf(o, "rlyrt_object *n%d = rlyrt_retain(", i);
+    sb_printf(o, "rlyrt_object *n%d = RC_retain(", i);
     atom(cg, o, args[i]);
     sb_puts(o, ");\n");
+    if (cg->uvar[p->id]) {
+      indent(o, ind + 1);
+      sb_printf(o, "const %s ns%d = ", scalar_ctype(p->type), i);
+      scalar_of(cg, o, args[i]);
+      sb_puts(o, ";\n");
+    }
   }
   release_all(cg, o, ind + 1);
   for (int i = 0; i < n; i++) {
+    Expr *p = T->fn->u.func.params[i];
     indent(o, ind + 1);
-    sb_printf(o, "v%u = n%d;\n", T->fn->u.func.params[i]->id, i);
+    sb_printf(o, "v%u = n%d;\n", p->id, i);
+    if (cg->uvar[p->id]) {
+      indent(o, ind + 1);
+      sb_printf(o, "s%u = ns%d;\n", p->id, i);
+    }
   }
   indent(o, ind + 1);
   sb_printf(o, "goto L%d;\n", T->member);
@@ -862,7 +1032,7 @@ static void pattern_bind(StrBuf *o, int ind, const Pattern *p, const char *v) {
   switch (p->kind) {
   case PAT_VAR:
     indent(o, ind);
-    sb_printf(o, "v%u = rlyrt_retain(%s);\n", p->u.var.var->id, v);
+    sb_printf(o, "v%u = RC_retain(%s);\n", p->u.var.var->id, v);
     break;
   case PAT_CTOR:
     for (int i = 0; i < p->u.ctor.n; i++) {
@@ -948,12 +1118,14 @@ static void emit_value(Cg *cg, StrBuf *o, int ind, Expr *v, const char *dest, bo
   case EXPR_GLOBAL:
   case EXPR_CTOR:
   case EXPR_OP:
+    need_boxed(cg, o, ind, v);
     indent(o, ind);
-    sb_printf(o, "%s = rlyrt_retain(", dest);
+    sb_printf(o, "%s = RC_retain(", dest);
     atom(cg, o, v);
     sb_puts(o, ");\n");
     return;
   case EXPR_TUPLE: {
+    need_boxed_all(cg, o, ind, v->u.tuple.fields, v->u.tuple.n);
     int k = cg->tmp++;
     indent(o, ind);
     sb_printf(o, "rlyrt_tuple *t%d = rlyrt_tuple_new(%d);\n", k, v->u.tuple.n);
@@ -962,7 +1134,7 @@ static void emit_value(Cg *cg, StrBuf *o, int ind, Expr *v, const char *dest, bo
     cg->used_fail = true;
     for (int i = 0; i < v->u.tuple.n; i++) {
       indent(o, ind);
-      sb_printf(o, "t%d->fields[%d] = rlyrt_retain(", k, i);
+      sb_printf(o, "t%d->fields[%d] = RC_retain(", k, i);
       atom(cg, o, v->u.tuple.fields[i]);
       sb_puts(o, ");\n");
     }
@@ -972,13 +1144,20 @@ static void emit_value(Cg *cg, StrBuf *o, int ind, Expr *v, const char *dest, bo
   }
   case EXPR_GET_ITEM:
     indent(o, ind);
-    sb_printf(o, "%s = rlyrt_retain(RLYRT_AS_TUPLE(", dest);
+    sb_printf(o, "%s = RC_retain(RLYRT_AS_TUPLE(", dest);
     atom(cg, o, v->u.get_item.tuple);
     sb_printf(o, ")->fields[%d]);\n", v->u.get_item.index);
     return;
   case EXPR_CALL: {
     Expr *callee = v->u.call.callee;
     int n = v->u.call.nargs;
+    CFunc *T = tail ? jump_target(cg, v) : NULL;
+    if (T) {
+      emit_jump(cg, o, ind, T, v->u.call.args, n);
+      return;
+    }
+    need_boxed(cg, o, ind, callee);
+    need_boxed_all(cg, o, ind, v->u.call.args, n);
     if (callee->kind == EXPR_FUNC && is_primitive(callee)) {
       char kname[32];
       kernel_for(cg, callee, kname, sizeof kname);
@@ -994,6 +1173,22 @@ static void emit_value(Cg *cg, StrBuf *o, int ind, Expr *v, const char *dest, bo
       sb_puts(o, "}\n");
       return;
     }
+    if (callee->kind == EXPR_CTOR && n == 0) {
+      /* A constructor without fields: one immutable static value. */
+      const Ctor *c = callee->u.ctor.ctor;
+      bool have = false;
+      for (int i = 0; i < cg->nullary.len && !have; i++) have = cg->nullary.data[i] == c;
+      if (!have) {
+        VEC_PUSH(&cg->nullary, c);
+        sb_printf(&cg->consts, "static const rlyrt_adt CN%d_%d = {{RLYRT_REFCOUNT_STATIC, RLYRT_ADT, 0}, %d, 0, ",
+                  type_index(cg, c->adt), c->tag, c->tag);
+        lower_cstring(&cg->consts, c->name->text, c->name->len);
+        sb_puts(&cg->consts, "};\n");
+      }
+      indent(o, ind);
+      sb_printf(o, "%s = (rlyrt_object *)&CN%d_%d;\n", dest, type_index(cg, c->adt), c->tag);
+      return;
+    }
     if (callee->kind == EXPR_CTOR) {
       const Ctor *c = callee->u.ctor.ctor;
       int k = cg->tmp++;
@@ -1006,17 +1201,12 @@ static void emit_value(Cg *cg, StrBuf *o, int ind, Expr *v, const char *dest, bo
       cg->used_fail = true;
       for (int i = 0; i < n; i++) {
         indent(o, ind);
-        sb_printf(o, "d%d->fields[%d] = rlyrt_retain(", k, i);
+        sb_printf(o, "d%d->fields[%d] = RC_retain(", k, i);
         atom(cg, o, v->u.call.args[i]);
         sb_puts(o, ");\n");
       }
       indent(o, ind);
       sb_printf(o, "%s = &d%d->obj;\n", dest, k);
-      return;
-    }
-    CFunc *T = tail ? jump_target(cg, v) : NULL;
-    if (T) {
-      emit_jump(cg, o, ind, T, v->u.call.args, n);
       return;
     }
     indent(o, ind);
@@ -1076,9 +1266,15 @@ static void emit_value(Cg *cg, StrBuf *o, int ind, Expr *v, const char *dest, bo
   }
   case EXPR_IF:
     indent(o, ind);
-    sb_puts(o, "if (RC_TRUE(");
-    atom(cg, o, v->u.if_.cond);
-    sb_puts(o, ")) {\n");
+    sb_puts(o, "if (");
+    if (scalar_ctype(v->u.if_.cond->type)) {
+      scalar_of(cg, o, v->u.if_.cond);
+    } else {
+      sb_puts(o, "RC_TRUE(");
+      atom(cg, o, v->u.if_.cond);
+      sb_puts(o, ")");
+    }
+    sb_puts(o, " != 0) {\n");
     emit_block(cg, o, ind + 1, v->u.if_.then_, dest, tail);
     indent(o, ind);
     sb_puts(o, "} else {\n");
@@ -1087,6 +1283,7 @@ static void emit_value(Cg *cg, StrBuf *o, int ind, Expr *v, const char *dest, bo
     sb_puts(o, "}\n");
     return;
   case EXPR_MATCH: {
+    need_boxed(cg, o, ind, v->u.match.scrut);
     int k = cg->tmp++;
     char m[32];
     snprintf(m, sizeof m, "m%d", k);
@@ -1127,6 +1324,7 @@ static void emit_value(Cg *cg, StrBuf *o, int ind, Expr *v, const char *dest, bo
       cg_error(cg, v->span, "internal error: a function literal was not lifted%s", "");
       return;
     }
+    need_boxed_all(cg, o, ind, F->fvs.data, F->fvs.len);
     int k = cg->tmp++;
     indent(o, ind);
     sb_printf(o, "rlyrt_closure *f%d = rlyrt_closure_new(&%s_code, %d);\n", k, F->cname, F->fvs.len);
@@ -1137,7 +1335,7 @@ static void emit_value(Cg *cg, StrBuf *o, int ind, Expr *v, const char *dest, bo
     sb_printf(o, "f%d->obj.flags = RLYRT_CLOSURE_NATIVE;\n", k);
     for (int i = 0; i < F->fvs.len; i++) {
       indent(o, ind);
-      sb_printf(o, "f%d->env[%d] = rlyrt_retain(", k, i);
+      sb_printf(o, "f%d->env[%d] = RC_retain(", k, i);
       atom(cg, o, F->fvs.data[i]);
       sb_puts(o, ");\n");
     }
@@ -1146,9 +1344,10 @@ static void emit_value(Cg *cg, StrBuf *o, int ind, Expr *v, const char *dest, bo
     return;
   }
   case EXPR_REF_NEW: {
+    need_boxed(cg, o, ind, v->u.ref_new.value);
     int k = cg->tmp++;
     indent(o, ind);
-    sb_printf(o, "rlyrt_ref *r%d = rlyrt_ref_new_take(rlyrt_retain(", k);
+    sb_printf(o, "rlyrt_ref *r%d = rlyrt_ref_new_take(RC_retain(", k);
     atom(cg, o, v->u.ref_new.value);
     sb_puts(o, "));\n");
     indent(o, ind);
@@ -1160,15 +1359,16 @@ static void emit_value(Cg *cg, StrBuf *o, int ind, Expr *v, const char *dest, bo
   }
   case EXPR_REF_READ:
     indent(o, ind);
-    sb_printf(o, "%s = rlyrt_retain(RLYRT_AS_REF(", dest);
+    sb_printf(o, "%s = RC_retain(RLYRT_AS_REF(", dest);
     atom(cg, o, v->u.ref_read.ref);
     sb_puts(o, ")->value);\n");
     return;
   case EXPR_REF_WRITE:
+    need_boxed(cg, o, ind, v->u.ref_write.value);
     indent(o, ind);
     sb_puts(o, "rlyrt_ref_write_take(RLYRT_AS_REF(");
     atom(cg, o, v->u.ref_write.ref);
-    sb_puts(o, "), rlyrt_retain(");
+    sb_puts(o, "), RC_retain(");
     atom(cg, o, v->u.ref_write.value);
     sb_puts(o, "));\n");
     indent(o, ind);
@@ -1253,18 +1453,24 @@ static void emit_block(Cg *cg, StrBuf *o, int ind, Expr *body, const char *dest,
       indent(o, ind);
       sb_printf(o, "v%u = &w%u.obj;\n", var->id, var->id);
     }
-    emit_value(cg, o, ind, chain.data[i]->u.let.value, vname, false);
+    if (!emit_scalar_let(cg, o, ind, var, chain.data[i]->u.let.value))
+      emit_value(cg, o, ind, chain.data[i]->u.let.value, vname, false);
     for (; r < rel.len && (rel.data[r] >> 32) == i; r++) {
       uint32_t id = (uint32_t)(rel.data[r] & 0xffffffff);
       indent(o, ind);
-      sb_printf(o, "rlyrt_release(v%u);\n", id);
-      indent(o, ind);
-      sb_printf(o, "v%u = NULL;\n", id);
+      sb_printf(o, "RC_DROP(v%u);\n", id);
     }
   }
   VEC_FREE(&rel);
   VEC_FREE(&chain);
   if (end->kind == EXPR_LET) { /* let %x = value; %x: value goes to dest */
+    Expr *var = end->u.let.var;
+    if (emit_scalar_let(cg, o, ind, var, end->u.let.value)) { /* computed in C, boxed once */
+      need_boxed(cg, o, ind, var);
+      indent(o, ind);
+      sb_printf(o, "%s = RC_retain(v%u);\n", dest, var->id);
+      return;
+    }
     emit_value(cg, o, ind, end->u.let.value, dest, tail);
     return;
   }
@@ -1367,7 +1573,7 @@ static void plan_function(Cg *cg, CFunc *F) {
     if (v->kind != EXPR_CALL || cg->mark[var->id] == esc) continue;
     if (i == n - 1 && chain.data[i]->u.let.body == var) continue;
     int64_t bytes = tensor_bytes(v->type);
-    if (bytes <= 0) continue;
+    if (bytes <= 0 || v->type->u.tensor.ndim == 0) continue; /* scalars may live unboxed instead */
     int64_t size = (bytes + 63) & ~(int64_t)63;
     /* Drop blocks whose tensors are dead before statement i. */
     int w = 0;
@@ -1403,6 +1609,15 @@ static void emit_group(Cg *cg, Group *G) {
   cg->used_fail = false;
   cg->used_label = rly_xcalloc((size_t)G->members.len, sizeof(bool));
   cg->tmp = 0;
+  for (int i = 0; i < cg->uvars.len; i++) cg->uvar[cg->uvars.data[i]->id] = 0;
+  cg->uvars.len = 0;
+  /* Scalar parameters live unboxed too (decided before any body: a jump
+  ** from one member assigns another member's parameters). */
+  for (int m = 0; m < G->members.len; m++) {
+    CFunc *F = G->members.data[m];
+    for (int i = 0; i < F->fn->u.func.nparams; i++)
+      if (scalar_ctype(F->fn->u.func.params[i]->type)) make_unboxed(cg, F->fn->u.func.params[i]);
+  }
   StrBuf body = {0};
   for (int m = 0; m < G->members.len; m++) {
     CFunc *F = G->members.data[m];
@@ -1433,6 +1648,8 @@ static void emit_group(Cg *cg, Group *G) {
     CFunc *F = G->members.data[m];
     for (int i = 0; i < F->locals.len; i++) sb_printf(o, "  rlyrt_object *v%u = NULL;\n", F->locals.data[i]->id);
   }
+  for (int i = 0; i < cg->uvars.len; i++)
+    sb_printf(o, "  %s s%u = 0;\n", scalar_ctype(cg->uvars.data[i]->type), cg->uvars.data[i]->id);
   if (planned) /* the workspace's tensors: static refcount, data at their planned offsets */
     for (int i = 0; i < F0->locals.len; i++) {
       const Expr *var = F0->locals.data[i];
@@ -1456,14 +1673,22 @@ static void emit_group(Cg *cg, Group *G) {
     for (int m = 0; m < G->members.len; m++) {
       CFunc *F = G->members.data[m];
       sb_printf(o, "  case %d:\n", m);
-      for (int i = 0; i < F->fn->u.func.nparams; i++)
-        sb_printf(o, "    v%u = rlyrt_retain(args[%d]);\n", F->fn->u.func.params[i]->id, i);
+      for (int i = 0; i < F->fn->u.func.nparams; i++) {
+        const Expr *p = F->fn->u.func.params[i];
+        sb_printf(o, "    v%u = RC_retain(args[%d]);\n", p->id, i);
+        if (cg->uvar[p->id])
+          sb_printf(o, "    s%u = *(const %s *)RLYRT_AS_TENSOR(v%u)->dl.data;\n", p->id, scalar_ctype(p->type), p->id);
+      }
       sb_printf(o, "    goto L%d;\n", m);
     }
     sb_puts(o, "  default:\n    *out = NULL;\n    return rlyrt_error(RLYRT_E_INTERNAL, \"bad entry\");\n  }\n");
   } else {
-    for (int i = 0; i < F0->fn->u.func.nparams; i++)
-      sb_printf(o, "  v%u = rlyrt_retain(args[%d]);\n", F0->fn->u.func.params[i]->id, i);
+    for (int i = 0; i < F0->fn->u.func.nparams; i++) {
+      const Expr *p = F0->fn->u.func.params[i];
+      sb_printf(o, "  v%u = RC_retain(args[%d]);\n", p->id, i);
+      if (cg->uvar[p->id])
+        sb_printf(o, "  s%u = *(const %s *)RLYRT_AS_TENSOR(v%u)->dl.data;\n", p->id, scalar_ctype(p->type), p->id);
+    }
     if (!cg->used_label[0]) {
       /* No jump back: drop the label. */
       const char *lab = "L0:;\n";
@@ -1542,7 +1767,7 @@ static void emit_ctor_values(Cg *cg) {
                          "  (void)self;\n  (void)args;\n  rlyrt_adt *d = rlyrt_adt_new(%d, ", base, ct->tag);
     lower_cstring(&cg->code, ct->name->text, ct->name->len);
     sb_printf(&cg->code, ", %d);\n  if (!d) { *out = NULL; return RLYRT_E_NOMEM; }\n", ct->nfields);
-    for (int i = 0; i < ct->nfields; i++) sb_printf(&cg->code, "  d->fields[%d] = rlyrt_retain(args[%d]);\n", i, i);
+    for (int i = 0; i < ct->nfields; i++) sb_printf(&cg->code, "  d->fields[%d] = RC_retain(args[%d]);\n", i, i);
     sb_puts(&cg->code, "  *out = &d->obj;\n  return RLYRT_OK;\n}\n");
     sb_printf(&cg->code, "static const rlyrt_code %s_code = {%s, NULL, %d, ", base, base, ct->nfields);
     lower_cstring(&cg->code, ct->name->text, ct->name->len);
@@ -1813,7 +2038,31 @@ static void assemble(Cg *cg, StrBuf *c) {
   sb_puts(c, "#define RC_TRUE(x) (*(const uint8_t *)RLYRT_AS_TENSOR(x)->dl.data != 0)\n"
              "#define RC_CALL(c, a, out) \\\n"
              "  (((const rlyrt_code *)RLYRT_AS_CLOSURE(c)->code)->fn(RLYRT_AS_CLOSURE(c), (a), (out)))\n"
-             "typedef struct RC_tensor_view { rlyrt_object obj; DLTensor dl; } RC_tensor_view;\n");
+             "typedef struct RC_tensor_view { rlyrt_object obj; DLTensor dl; } RC_tensor_view;\n"
+             "/* rlyrt_retain and rlyrt_release, inline where no object dies. */\n"
+             "static inline rlyrt_object *RC_retain(rlyrt_object *o) {\n"
+             "  if (o && o->refcount != RLYRT_REFCOUNT_STATIC) o->refcount++;\n"
+             "  return o;\n"
+             "}\n"
+             "/* Drops the reference x holds (NULL: nothing) and clears x. */\n"
+             "#define RC_DROP(x) \\\n"
+             "  do { \\\n"
+             "    if (x) { \\\n"
+             "      if ((x)->refcount > 1 && (x)->refcount != RLYRT_REFCOUNT_STATIC) (x)->refcount--; \\\n"
+             "      else rlyrt_release(x); \\\n"
+             "      (x) = NULL; \\\n"
+             "    } \\\n"
+             "  } while (0)\n"
+             "/* The tensor v of the unboxed scalar s, made when first needed. */\n"
+             "#define RC_BOX(v, s, T, code, bits) \\\n"
+             "  do { \\\n"
+             "    if (!(v)) { \\\n"
+             "      rlyrt_tensor *bx_ = rlyrt_tensor_new((DLDataType){code, bits, 1}, 0, NULL, false); \\\n"
+             "      if (!bx_) { st = RLYRT_E_NOMEM; goto fail; } \\\n"
+             "      *(T *)bx_->dl.data = (s); \\\n"
+             "      (v) = &bx_->obj; \\\n"
+             "    } \\\n"
+             "  } while (0)\n");
   if (cg->used_unit) sb_puts(c, "static const rlyrt_tuple RC_unit = {{RLYRT_REFCOUNT_STATIC, RLYRT_TUPLE, 0}, 0};\n");
   sb_puts(c, "static const rlyrt_module_info RC_module;\n\n");
   size_t bl = blob_len(cg);
@@ -1946,11 +2195,14 @@ bool codegen_module(Module *m, const CodegenOptions *o, StrBuf *c, StrBuf *h, Di
   sb_free(&cg.code);
   sb_free(&cg.info);
   VEC_FREE(&cg.ctor_values);
+  VEC_FREE(&cg.nullary);
   lowering_free(cg.L);
   free(cg.func_of);
   free(cg.mark);
   free(cg.cand);
   free(cg.last);
   free(cg.plan_off);
+  free(cg.uvar);
+  VEC_FREE(&cg.uvars);
   return ok;
 }

@@ -50,6 +50,17 @@ void lowering_free(Lowering *L);
 bool lower_reference(Lowering *L, StrBuf *decls, StrBuf *out, const char *name, const Expr *fn, const char *where,
                      char *err, size_t errlen);
 
+/* Scalars. When fn's operands and result are 0-d tensors that
+** lower_loops handles, appends the statements that compute the result
+** from the operands given as C expressions ops[i] (of each operand's
+** element type) and store it into the C lvalue dest (of the result's
+** element type), at the given indentation; returns false (appending
+** nothing) otherwise. The code generator keeps such scalars in C locals. */
+bool lower_scalar(StrBuf *out, const Expr *fn, const char *const *ops, const char *dest, int indent);
+/* The C type of one element of dtype t ("float", "int32_t", "uint8_t" for
+** bool), or NULL for dtypes loops do not handle. */
+const char *lower_scalar_ctype(DType t);
+
 /* Appends the C string literal of the n bytes at s (quotes, escapes). */
 void lower_cstring(StrBuf *out, const char *s, size_t n);
 

@@ -454,10 +454,96 @@ static void emit(StrBuf *sb, const char *name, const Kernel *k, const char *wher
   sb_puts(sb, "  *out = &t->obj;\n  return RLYRT_OK;\n}\n");
 }
 
+/* {==== Dense ====}
+** nn.dense on float32 or float64 with static shapes: data [..., K] (the
+** leading dims are rows), weight [N, K], result [..., N], accumulated in
+** double in the reference kernel's order (rk_nn_matmul), so the result is
+** the same to the bit. */
+static bool lower_dense(StrBuf *sb, const char *name, const Expr *fn, const char *where) {
+  const Expr *call = fn->u.func.body;
+  if (call->kind != EXPR_CALL || call->u.call.callee->kind != EXPR_OP ||
+      strcmp(call->u.call.callee->u.op.op->name, "nn.dense") != 0 || fn->u.func.nparams != 2 ||
+      call->u.call.nargs != 2 || call->u.call.args[0] != fn->u.func.params[0] ||
+      call->u.call.args[1] != fn->u.func.params[1])
+    return false;
+  const Type *a = fn->u.func.params[0]->type, *b = fn->u.func.params[1]->type, *r = call->type;
+  if (!static_tensor(a) || !static_tensor(b) || !static_tensor(r)) return false;
+  DType dt = r->u.tensor.dtype;
+  if (dt.code != DT_FLOAT || (dt.bits != 32 && dt.bits != 64) || dt.lanes != 1) return false;
+  if (!dtype_eq(a->u.tensor.dtype, dt) || !dtype_eq(b->u.tensor.dtype, dt)) return false;
+  int na = a->u.tensor.ndim;
+  if (na < 1 || b->u.tensor.ndim != 2 || r->u.tensor.ndim != na) return false;
+  int64_t k = a->u.tensor.shape[na - 1], n = b->u.tensor.shape[0], nrows = 1;
+  if (b->u.tensor.shape[1] != k || r->u.tensor.shape[na - 1] != n) return false;
+  for (int i = 0; i < na - 1; i++) {
+    if (r->u.tensor.shape[i] != a->u.tensor.shape[i]) return false;
+    nrows *= a->u.tensor.shape[i];
+  }
+  const char *ct = elem_ctype(dt);
+  sb_printf(sb, "static rlyrt_status %s(rlyrt_object *const *args, rlyrt_object **out) {\n", name);
+  sb_printf(sb, "  static const int64_t shape[%d] = {", na);
+  for (int d = 0; d < na; d++) sb_printf(sb, "%s%lld", d ? ", " : "", (long long)r->u.tensor.shape[d]);
+  sb_puts(sb, "};\n");
+  sb_printf(sb, "  rlyrt_tensor *t = *out ? RLYRT_AS_TENSOR(*out) : rlyrt_tensor_new((DLDataType){kDLFloat, %d, 1}, %d, shape, false);\n",
+            dt.bits, na);
+  sb_puts(sb, "  if (!t) return rlyrt_error_at(RLYRT_E_NOMEM, ");
+  put_cstring(sb, where ? where : "");
+  sb_puts(sb, ");\n");
+  sb_printf(sb, "  const %s *restrict x = (const %s *)RLYRT_AS_TENSOR(args[0])->dl.data;\n", ct, ct);
+  sb_printf(sb, "  const %s *restrict w = (const %s *)RLYRT_AS_TENSOR(args[1])->dl.data;\n", ct, ct);
+  sb_printf(sb, "  %s *restrict o = (%s *)t->dl.data;\n", ct, ct);
+  sb_printf(sb, "  for (int64_t i = 0; i < %lld; i++)\n", (long long)nrows);
+  sb_printf(sb, "    for (int64_t j = 0; j < %lld; j++) {\n", (long long)n);
+  sb_puts(sb, "      double acc = 0;\n");
+  sb_printf(sb, "      for (int64_t q = 0; q < %lld; q++) acc += (double)x[i * %lld + q] * (double)w[j * %lld + q];\n",
+            (long long)k, (long long)k, (long long)k);
+  sb_printf(sb, "      o[i * %lld + j] = (%s)acc;\n    }\n", (long long)n, ct);
+  sb_puts(sb, "  *out = &t->obj;\n  return RLYRT_OK;\n}\n");
+  return true;
+}
+
 bool lower_loops(StrBuf *out, const char *name, const Expr *fn, const char *where) {
+  if (lower_dense(out, name, fn, where)) return true;
   Kernel k;
   memset(&k, 0, sizeof k);
   if (!analyse(fn, &k)) return false;
   emit(out, name, &k, where);
+  return true;
+}
+
+/* {==== Scalars ====} */
+
+const char *lower_scalar_ctype(DType t) {
+  DClass c;
+  return dtype_class(t, &c) ? elem_ctype(t) : NULL;
+}
+
+bool lower_scalar(StrBuf *out, const Expr *fn, const char *const *ops, const char *dest, int indent) {
+  Kernel k;
+  memset(&k, 0, sizeof k);
+  if (!analyse(fn, &k) || k.res->u.tensor.ndim != 0) return false;
+  for (int i = 0; i < k.row->arity; i++)
+    if (k.ins[i]->u.tensor.ndim != 0) return false;
+  DType dt = k.ins[k.row->data]->u.tensor.dtype;
+  sb_printf(out, "%*s{\n", indent, "");
+  if (k.bounded) {
+    StrBuf b = {0};
+    put_bound(&b, "lo", dt, k.lo);
+    put_bound(&b, "hi", dt, k.hi);
+    sb_printf(out, "%*s%s", indent, "", sb_str(&b)); /* put_bound indents by 2 itself */
+    sb_free(&b);
+  }
+  for (int i = 0; i < k.row->arity; i++) {
+    const char *ct = compute_ctype(k.ins[i]->u.tensor.dtype);
+    sb_printf(out, "%*s  const %s x%d = (%s)(%s);\n", indent, "", ct, i, ct, ops[i]);
+  }
+  Subst s = {dt.bits == 64 ? "uint64_t" : "uint32_t", elem_ctype(dt)};
+  StrBuf e = {0};
+  put_tmpl(&e, k.tmpl, &s);
+  sb_printf(out, "%*s  %s = ", indent, "", dest);
+  put_convert(out, sb_str(&e), k.cls[k.row->data], k.res->u.tensor.dtype);
+  sb_puts(out, ";\n");
+  sb_printf(out, "%*s}\n", indent, "");
+  sb_free(&e);
   return true;
 }
