@@ -928,6 +928,36 @@ static int args_array(Cg *cg, StrBuf *o, int ind, Expr **args, int n) {
   return k;
 }
 
+/* Can argument i of a direct call of D, the atom a, go in a box on the
+** caller's stack? D's parameter must be a scalar (it keeps only the value)
+** and a an unboxed local. */
+static bool stack_boxable(const Cg *cg, const CFunc *D, int i, const Expr *a) {
+  return i < D->fn->u.func.nparams && scalar_ctype(D->fn->u.func.params[i]->type) && unboxed(cg, a);
+}
+
+/* args_array for a direct call of D: unboxed scalars without their tensor
+** go in stack boxes. */
+static int args_array_direct(Cg *cg, StrBuf *o, int ind, Expr **args, int n, const CFunc *D) {
+  if (n == 0) return -1;
+  int k = cg->tmp++;
+  for (int i = 0; i < n; i++) {
+    if (!stack_boxable(cg, D, i, args[i])) continue;
+    DType dt = args[i]->type->u.tensor.dtype;
+    indent(o, ind);
+    sb_printf(o, "RC_tensor_view b%d_%d = {{RLYRT_REFCOUNT_STATIC, RLYRT_TENSOR, 0}, {&s%u, {kDLCPU, 0}, 0, {%u, %u, 1}, "
+                 "NULL, NULL, 0}};\n", k, i, args[i]->id, dt.code, dt.bits);
+  }
+  indent(o, ind);
+  sb_printf(o, "rlyrt_object *a%d[] = {", k);
+  for (int i = 0; i < n; i++) {
+    sb_puts(o, i ? ", " : "");
+    if (stack_boxable(cg, D, i, args[i])) sb_printf(o, "v%u ? v%u : &b%d_%d.obj", args[i]->id, args[i]->id, k, i);
+    else atom(cg, o, args[i]);
+  }
+  sb_puts(o, "};\n");
+  return k;
+}
+
 static void args_name(StrBuf *o, int k) {
   if (k < 0) sb_puts(o, "NULL");
   else sb_printf(o, "a%d", k);
@@ -1156,8 +1186,14 @@ static void emit_value(Cg *cg, StrBuf *o, int ind, Expr *v, const char *dest, bo
       emit_jump(cg, o, ind, T, v->u.call.args, n);
       return;
     }
+    /* A direct call (a global, or the closure itself) takes the unboxed
+    ** scalars of its scalar parameters in boxes on this stack. */
+    CFunc *D = NULL;
+    if (callee->kind == EXPR_GLOBAL && callee->u.global.def) D = func_of(cg, callee->u.global.def->func);
+    else if (callee->kind == EXPR_VAR && callee == cg->cur->self_var) D = cg->cur;
     need_boxed(cg, o, ind, callee);
-    need_boxed_all(cg, o, ind, v->u.call.args, n);
+    for (int i = 0; i < n; i++)
+      if (!(D && stack_boxable(cg, D, i, v->u.call.args[i]))) need_boxed(cg, o, ind, v->u.call.args[i]);
     if (callee->kind == EXPR_FUNC && is_primitive(callee)) {
       char kname[32];
       kernel_for(cg, callee, kname, sizeof kname);
@@ -1211,7 +1247,7 @@ static void emit_value(Cg *cg, StrBuf *o, int ind, Expr *v, const char *dest, bo
     }
     indent(o, ind);
     sb_puts(o, "{\n");
-    int a = args_array(cg, o, ind + 1, v->u.call.args, n);
+    int a = D ? args_array_direct(cg, o, ind + 1, v->u.call.args, n, D) : args_array(cg, o, ind + 1, v->u.call.args, n);
     indent(o, ind + 1);
     if (callee->kind == EXPR_GLOBAL && callee->u.global.def && func_of(cg, callee->u.global.def->func)) {
       sb_printf(o, "st = %s(NULL, ", func_of(cg, callee->u.global.def->func)->cname);
@@ -1675,19 +1711,23 @@ static void emit_group(Cg *cg, Group *G) {
       sb_printf(o, "  case %d:\n", m);
       for (int i = 0; i < F->fn->u.func.nparams; i++) {
         const Expr *p = F->fn->u.func.params[i];
-        sb_printf(o, "    v%u = RC_retain(args[%d]);\n", p->id, i);
         if (cg->uvar[p->id])
-          sb_printf(o, "    s%u = *(const %s *)RLYRT_AS_TENSOR(v%u)->dl.data;\n", p->id, scalar_ctype(p->type), p->id);
+          sb_printf(o, "    s%u = *(const %s *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", p->id, scalar_ctype(p->type), i);
+        else
+          sb_printf(o, "    v%u = RC_retain(args[%d]);\n", p->id, i);
       }
       sb_printf(o, "    goto L%d;\n", m);
     }
     sb_puts(o, "  default:\n    *out = NULL;\n    return rlyrt_error(RLYRT_E_INTERNAL, \"bad entry\");\n  }\n");
   } else {
+    /* A scalar parameter keeps only its value, never the argument object:
+    ** callers may pass a box on their stack (direct calls). */
     for (int i = 0; i < F0->fn->u.func.nparams; i++) {
       const Expr *p = F0->fn->u.func.params[i];
-      sb_printf(o, "  v%u = RC_retain(args[%d]);\n", p->id, i);
       if (cg->uvar[p->id])
-        sb_printf(o, "  s%u = *(const %s *)RLYRT_AS_TENSOR(v%u)->dl.data;\n", p->id, scalar_ctype(p->type), p->id);
+        sb_printf(o, "  s%u = *(const %s *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", p->id, scalar_ctype(p->type), i);
+      else
+        sb_printf(o, "  v%u = RC_retain(args[%d]);\n", p->id, i);
     }
     if (!cg->used_label[0]) {
       /* No jump back: drop the label. */
