@@ -727,6 +727,9 @@ static void push_compile_flags(const BuildOptions *o, const char *tmp, ArgList *
   arglist_push(argv, "-std=c11");
   arglist_push(argv, "-Wall");
   arglist_push(argv, "-Wextra");
+  /* Large generated files (weights) make gcc note that it stops checking
+  ** indentation; the generated code is indented by the generator. */
+  arglist_push(argv, "-Wno-misleading-indentation");
   snprintf(opt, sizeof opt, "-O%d", o->opt_level);
   arglist_push(argv, opt);
   if (o->target && strcmp(o->target, "native") == 0) {

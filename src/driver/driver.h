@@ -133,7 +133,7 @@ const char *driver_emit_name(EmitKind kind);
 ** output's directory, under its own name).
 **
 ** Every compile runs
-**   CC -std=c11 -Wall -Wextra -O<n> [-march=native | --target=T] -fPIC
+**   CC -std=c11 -Wall -Wextra -Wno-misleading-indentation -O<n> [-march=native | --target=T] -fPIC
 **      -I<tmp>/include ... c_file CFLAGS ...
 ** where <tmp> is a private temporary directory holding the embedded runtime
 ** (driver_write_runtime). Warnings are enabled so that warnings in generated
