@@ -183,6 +183,10 @@ uint16_t rlyrt_float_to_half(float f);
 ** <closure>, references as ref(v). */
 void rlyrt_value_print(FILE *out, const rlyrt_object *v);
 
+/* The Relay type of t as text ("Tensor[(2, 3), float32]", or "float32"
+** for 0-d) into buf (n bytes, truncated if short); returns buf. */
+const char *rlyrt_tensor_type_text(const rlyrt_tensor *t, char *buf, size_t n);
+
 /* {==== .npy files ====} */
 
 /* Reads a .npy file (format 1.0, 2.0 or 3.0; C or Fortran order; dtypes

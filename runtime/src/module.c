@@ -74,21 +74,6 @@ static const char *kind_name(const rlyrt_object *v) {
   return "an unknown object";
 }
 
-/* "Tensor[(2, 3), float32]" or "float32" into buf. */
-static const char *tensor_text(const rlyrt_tensor *t, char *buf, size_t n) {
-  char dt[32];
-  rlyrt_dtype_name(t->dl.dtype, dt);
-  if (t->dl.ndim == 0) {
-    snprintf(buf, n, "%s", dt);
-    return buf;
-  }
-  size_t len = (size_t)snprintf(buf, n, "Tensor[(");
-  for (int32_t i = 0; i < t->dl.ndim && len < n; i++)
-    len += (size_t)snprintf(buf + len, n - len, "%s%lld", i ? ", " : "", (long long)t->dl.shape[i]);
-  if (len < n) snprintf(buf + len, n - len, "), %s]", dt);
-  return buf;
-}
-
 rlyrt_status rlyrt_check_tensor(const rlyrt_object *v, DLDataType dtype, int32_t ndim, const int64_t *shape,
                                 const char *what, const char *expected) {
   if (!v || v->kind != RLYRT_TENSOR)
@@ -116,7 +101,7 @@ rlyrt_status rlyrt_check_tensor(const rlyrt_object *v, DLDataType dtype, int32_t
   if (ok && t->dl.byte_offset != 0) return rlyrt_error(RLYRT_E_ARG, "%s: tensors with a byte offset are not supported", what);
   if (ok) return RLYRT_OK;
   char got[256];
-  return rlyrt_error(RLYRT_E_ARG, "%s expects %s, got %s", what, expected, tensor_text(t, got, sizeof got));
+  return rlyrt_error(RLYRT_E_ARG, "%s expects %s, got %s", what, expected, rlyrt_tensor_type_text(t, got, sizeof got));
 }
 
 rlyrt_status rlyrt_check_kind(const rlyrt_object *v, rlyrt_kind kind, int32_t n, const char *what,

@@ -579,3 +579,17 @@ void rlyrt_value_print(FILE *out, const rlyrt_object *v) {
   }
   if (stack != local) rlyrt_free(stack);
 }
+
+const char *rlyrt_tensor_type_text(const rlyrt_tensor *t, char *buf, size_t n) {
+  char dt[32];
+  rlyrt_dtype_name(t->dl.dtype, dt);
+  if (t->dl.ndim == 0) {
+    snprintf(buf, n, "%s", dt);
+    return buf;
+  }
+  size_t len = (size_t)snprintf(buf, n, "Tensor[(");
+  for (int32_t i = 0; i < t->dl.ndim && len < n; i++)
+    len += (size_t)snprintf(buf + len, n - len, "%s%lld", i ? ", " : "", (long long)t->dl.shape[i]);
+  if (len < n) snprintf(buf + len, n - len, "), %s]", dt);
+  return buf;
+}

@@ -31,14 +31,8 @@ static void fail(const char *where, const char *why, const char *detail) {
 }
 
 static void type_text(StrBuf *sb, const rlyrt_tensor *t) {
-  char name[32];
-  if (t->dl.ndim == 0) {
-    sb_puts(sb, rlyrt_dtype_name(t->dl.dtype, name));
-    return;
-  }
-  sb_puts(sb, "Tensor[(");
-  for (int i = 0; i < t->dl.ndim; i++) sb_printf(sb, "%s%lld", i ? ", " : "", (long long)t->dl.shape[i]);
-  sb_printf(sb, "), %s]", rlyrt_dtype_name(t->dl.dtype, name));
+  char text[1024];
+  sb_puts(sb, rlyrt_tensor_type_text(t, text, sizeof text));
 }
 
 static rlyrt_tensor *load(const char *where, const char *file) {

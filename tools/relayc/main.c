@@ -326,15 +326,9 @@ static bool fits(const rlyrt_tensor *t, const Type *ty) {
 }
 
 static void tensor_text(StrBuf *sb, const rlyrt_tensor *t) {
-  char name[32];
+  char text[1024];
   sb_clear(sb);
-  if (t->dl.ndim == 0) {
-    sb_puts(sb, rlyrt_dtype_name(t->dl.dtype, name));
-    return;
-  }
-  sb_puts(sb, "Tensor[(");
-  for (int i = 0; i < t->dl.ndim; i++) sb_printf(sb, "%s%lld", i ? ", " : "", (long long)t->dl.shape[i]);
-  sb_printf(sb, "), %s]", rlyrt_dtype_name(t->dl.dtype, name));
+  sb_puts(sb, rlyrt_tensor_type_text(t, text, sizeof text));
 }
 
 /* Binds the inputs to the parameters (vars). Returns false after printing. */
