@@ -65,7 +65,7 @@ typedef struct Cg {
   /* Output sections, assembled in this order. */
   StrBuf kdecls, protos, consts, kernels, checkers, code, info;
   Vec(const ConstData *) constdata;
-  Vec(char *) kernel_texts; /* kernels emitted, as text with the name K@ for dedupe */
+  Vec(char *) kernel_texts; /* kernel i as made with the placeholder name (for dedupe) */
   Vec(const char *) checker_keys; /* type text of each checker */
   Vec(const Type *) checker_types;
   int nchecked;       /* checkers whose bodies are out */
@@ -312,9 +312,6 @@ static void collect_funcs(Cg *cg) {
         snprintf(F->cname, sizeof F->cname, "F%d", F->index);
         snprintf(F->where, sizeof F->where, "fn at %s", at);
       }
-      if (e->kind == EXPR_LET && e->u.let.value->kind == EXPR_FUNC && !is_primitive(e->u.let.value)) {
-        /* Recorded on the function once it exists: it is the value, met right after. */
-      }
       push_children(&w, it);
     }
   }
@@ -336,7 +333,6 @@ static void collect_funcs(Cg *cg) {
   VEC_FREE(&w.stack);
   VEC_FREE(&w.kids);
   for (int i = 0; i < cg->funcs.len; i++) analyse(cg, cg->funcs.data[i]);
-  /* A self variable the function never uses is just a variable. */
 }
 
 /* {==== Groups of globals that tail-call each other ====} */
@@ -671,21 +667,22 @@ static void emit_function_checker(Cg *cg, CFunc *F) {
 
 /* {==== Kernels ====} */
 
+/* The kernel of Primitive function prim: its name in name. Identical
+** kernels (same operator, attributes and types) are emitted once: the text
+** is made with a placeholder name, compared with the kernels so far, and
+** the placeholder replaced by the kernel's name. */
 static void kernel_for(Cg *cg, Expr *prim, char *name, size_t n) {
+  static const char placeholder[] = "K__X";
   char where[256], err[256];
   where_text(cg, prim->span, where, sizeof where);
-  StrBuf text = {0}, decls = {0};
-  /* Generate with a placeholder name, dedupe, then generate with the real one. */
-  if (!lower_loops(&text, "K__X", prim, where) &&
-      !lower_reference(cg->L, &decls, &text, "K__X", prim, where, err, sizeof err)) {
+  StrBuf text = {0};
+  if (!lower_loops(&text, placeholder, prim, where) &&
+      !lower_reference(cg->L, &cg->kdecls, &text, placeholder, prim, where, err, sizeof err)) {
     cg_error(cg, prim->span, "cannot compile this operator call: %s", err);
     sb_free(&text);
-    sb_free(&decls);
     snprintf(name, n, "K_none");
     return;
   }
-  sb_putn(&cg->kdecls, decls.data ? decls.data : "", decls.len);
-  sb_free(&decls);
   const char *s = sb_str(&text);
   for (int i = 0; i < cg->kernel_texts.len; i++)
     if (strcmp(cg->kernel_texts.data[i], s) == 0) {
@@ -693,15 +690,18 @@ static void kernel_for(Cg *cg, Expr *prim, char *name, size_t n) {
       sb_free(&text);
       return;
     }
-  int k = cg->kernel_texts.len;
-  char *copy = rly_xmalloc(text.len + 1);
-  memcpy(copy, s, text.len + 1);
-  VEC_PUSH(&cg->kernel_texts, copy);
-  sb_free(&text);
-  snprintf(name, n, "K%d", k);
-  if (!lower_loops(&cg->kernels, name, prim, where)) lower_reference(cg->L, &decls, &cg->kernels, name, prim, where, err, sizeof err);
-  sb_free(&decls);
+  snprintf(name, n, "K%d", cg->kernel_texts.len);
+  for (const char *p = s, *q; *p; p = q + strlen(placeholder)) {
+    q = strstr(p, placeholder);
+    if (!q) {
+      sb_puts(&cg->kernels, p);
+      break;
+    }
+    sb_putn(&cg->kernels, p, (size_t)(q - p));
+    sb_puts(&cg->kernels, name);
+  }
   sb_puts(&cg->kernels, "\n");
+  VEC_PUSH(&cg->kernel_texts, text.data); /* owned by the table now */
 }
 
 /* {==== Function bodies ====} */

@@ -28,6 +28,7 @@
 #include "base/strbuf.h"
 #include "cases.h"
 #include "check.h"
+#include "kernel_check.h"
 #include "codegen/lower.h"
 #include "driver/driver.h"
 #include "interp/kcall.h"
@@ -58,11 +59,6 @@ static bool op_lowered[OP_COUNT];
 /* The weird `where` of the allocation-failure kernel: every character
 ** class the string escape handles. */
 static const char nomem_where[] = "we\"ird\\ ?\?=/\n\t\xc3\xa9.relay:1:2";
-
-static void fail(const char *where, const char *why, const char *detail) {
-  check_failures++;
-  fprintf(stderr, "%s: %s%s%s\n", where, why, detail ? ": " : "", detail ? detail : "");
-}
 
 /* {==== Programs ====} */
 
@@ -97,22 +93,6 @@ static void program_close(Program *p) {
 static const Expr *program_fn(const Program *p) { return p->m->defs[0]->func; }
 
 /* {==== Reading the cases ====} */
-
-static void type_text(StrBuf *sb, const rlyrt_tensor *t) {
-  char text[1024];
-  sb_puts(sb, rlyrt_tensor_type_text(t, text, sizeof text));
-}
-
-static rlyrt_tensor *load(const char *where, const char *file) {
-  char path[1024];
-  snprintf(path, sizeof path, "tests/kernels/data/%s", file);
-  rlyrt_tensor *t = NULL;
-  if (rlyrt_npy_load(path, &t) != RLYRT_OK) {
-    fail(where, "cannot load", rlyrt_last_error());
-    return NULL;
-  }
-  return t;
-}
 
 static void release_args(rlyrt_object **args, int n) {
   for (int i = 0; i < n; i++) rlyrt_release(args[i]);
@@ -230,42 +210,6 @@ static void collect(const char *where, char *line) {
 }
 
 /* {==== Running the kernels ====} */
-
-static bool same(const char *where, const rlyrt_tensor *got, const rlyrt_tensor *want, double rtol, double atol) {
-  char a[32], b[32], msg[512];
-  if (!rlyrt_dtype_eq(got->dl.dtype, want->dl.dtype)) {
-    snprintf(msg, sizeof msg, "dtype %s, expected %s", rlyrt_dtype_name(got->dl.dtype, a),
-             rlyrt_dtype_name(want->dl.dtype, b));
-    fail(where, "different result", msg);
-    return false;
-  }
-  bool shape_ok = got->dl.ndim == want->dl.ndim;
-  for (int i = 0; shape_ok && i < got->dl.ndim; i++) shape_ok = got->dl.shape[i] == want->dl.shape[i];
-  if (!shape_ok) {
-    fail(where, "different shape", NULL);
-    return false;
-  }
-  int64_t n = rlyrt_tensor_numel(got);
-  bool is_float = rlyrt_dtype_is_float(got->dl.dtype);
-  for (int64_t i = 0; i < n; i++) {
-    bool ok;
-    if (is_float) {
-      double x = rlyrt_get_f64(got, i), y = rlyrt_get_f64(want, i);
-      ok = (isnan(x) && isnan(y)) || x == y || fabs(x - y) <= atol + rtol * fabs(y);
-      if (!ok) snprintf(msg, sizeof msg, "element %lld is %.17g, expected %.17g", (long long)i, x, y);
-    } else {
-      int64_t x = rlyrt_get_i64(got, i), y = rlyrt_get_i64(want, i);
-      ok = x == y;
-      if (!ok)
-        snprintf(msg, sizeof msg, "element %lld is %lld, expected %lld", (long long)i, (long long)x, (long long)y);
-    }
-    if (!ok) {
-      fail(where, "different values", msg);
-      return false;
-    }
-  }
-  return true;
-}
 
 /* got and ref hold the same bytes (NaNs may differ in their payload). */
 static bool identical(const char *where, const rlyrt_tensor *got, const rlyrt_tensor *ref) {

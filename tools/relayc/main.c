@@ -325,30 +325,31 @@ static bool fits(const rlyrt_tensor *t, const Type *ty) {
   return true;
 }
 
-static void tensor_text(StrBuf *sb, const rlyrt_tensor *t) {
-  char text[1024];
-  sb_clear(sb);
-  sb_puts(sb, rlyrt_tensor_type_text(t, text, sizeof text));
+/* Is the Relay type text that of a tensor (a .npy file can give it)? */
+static bool tensor_type_text(const char *ty) {
+  DType dt;
+  return strncmp(ty, "Tensor[", 7) == 0 || dtype_parse(ty, strlen(ty), &dt);
 }
 
-/* Binds the inputs to the parameters (vars). Returns false after printing. */
-static bool bind_inputs(const Options *o, Expr **params, int nparams, const char *fname, rlyrt_object **vals) {
+/* Binds the --input files to the parameters names[0..n-1] (Relay types
+** types[i]) of fname, loading each .npy file. With ir (the interpreter)
+** the dtype and shape are checked here against ir[i]; compiled calls check
+** them at the module's entry. Returns false after printing. */
+static bool bind_inputs(const Options *o, const char *fname, const char *const *names, const char *const *types,
+                        const Type *const *ir, int n, rlyrt_object **vals) {
   bool ok = true;
-  StrBuf a = {0}, b = {0};
   for (int k = 0; k < o->ninputs; k++) {
     const char *eq = strchr(o->inputs[k], '=');
     size_t nlen = (size_t)(eq - o->inputs[k]);
     int j = -1;
-    for (int i = 0; i < nparams; i++) {
-      const Symbol *nm = params[i]->u.var.name;
-      if (nm && nm->len == nlen && memcmp(nm->text, o->inputs[k], nlen) == 0) j = i;
-    }
+    for (int i = 0; i < n; i++)
+      if (strlen(names[i]) == nlen && memcmp(names[i], o->inputs[k], nlen) == 0) j = i;
     if (j < 0) {
-      StrBuf names = {0};
-      for (int i = 0; i < nparams; i++) sb_printf(&names, "%s%s", i ? ", " : "", params[i]->u.var.name->text);
+      StrBuf list = {0};
+      for (int i = 0; i < n; i++) sb_printf(&list, "%s%s", i ? ", " : "", names[i]);
       fprintf(stderr, "relayc: unknown input '%.*s': the parameters of %s are: %s\n", (int)nlen, o->inputs[k], fname,
-              nparams ? sb_str(&names) : "(none)");
-      sb_free(&names);
+              n ? sb_str(&list) : "(none)");
+      sb_free(&list);
       ok = false;
       continue;
     }
@@ -357,10 +358,9 @@ static bool bind_inputs(const Options *o, Expr **params, int nparams, const char
       ok = false;
       continue;
     }
-    const Type *ty = params[j]->type;
-    if (!ty || ty->kind != TYPE_TENSOR) {
-      fprintf(stderr, "relayc: parameter '%s' has type %s, which cannot be given as a .npy input\n",
-              params[j]->u.var.name->text, type_text(&a, ty));
+    if (!tensor_type_text(types[j])) {
+      fprintf(stderr, "relayc: parameter '%s' has type %s, which cannot be given as a .npy input\n", names[j],
+              types[j]);
       ok = false;
       continue;
     }
@@ -370,24 +370,22 @@ static bool bind_inputs(const Options *o, Expr **params, int nparams, const char
       ok = false;
       continue;
     }
-    if (!fits(t, ty)) {
-      tensor_text(&b, t);
+    if (ir && !fits(t, ir[j])) {
+      char text[1024];
       fprintf(stderr, "relayc: input '%.*s': %s expects %s, but %s holds %s\n", (int)nlen, o->inputs[k], fname,
-              type_text(&a, ty), eq + 1, sb_str(&b));
+              types[j], eq + 1, rlyrt_tensor_type_text(t, text, sizeof text));
       rlyrt_release(&t->obj);
       ok = false;
       continue;
     }
     vals[j] = &t->obj;
   }
-  for (int i = 0; i < nparams && ok; i++)
+  for (int i = 0; i < n && ok; i++)
     if (!vals[i]) {
-      fprintf(stderr, "relayc: missing input '%s' (%s): give it with --input %s=FILE.npy\n",
-              params[i]->u.var.name->text, type_text(&a, params[i]->type), params[i]->u.var.name->text);
+      fprintf(stderr, "relayc: missing input '%s' (%s): give it with --input %s=FILE.npy\n", names[i], types[i],
+              names[i]);
       ok = false;
     }
-  sb_free(&a);
-  sb_free(&b);
   return ok;
 }
 
@@ -588,55 +586,6 @@ static void run_job(CallJob *J) {
   else call_thread(J);
 }
 
-/* Binds the inputs to the parameters of f by name; loads each .npy file.
-** Type checks happen in the call. Returns false after printing. */
-static bool bind_module_inputs(const Options *o, const rlyrt_function_info *f, rlyrt_object **vals) {
-  bool ok = true;
-  for (int k = 0; k < o->ninputs; k++) {
-    const char *eq = strchr(o->inputs[k], '=');
-    size_t nlen = (size_t)(eq - o->inputs[k]);
-    int j = -1;
-    for (int i = 0; i < f->nparams; i++)
-      if (strlen(f->param_names[i]) == nlen && memcmp(f->param_names[i], o->inputs[k], nlen) == 0) j = i;
-    if (j < 0) {
-      StrBuf names = {0};
-      for (int i = 0; i < f->nparams; i++) sb_printf(&names, "%s%s", i ? ", " : "", f->param_names[i]);
-      fprintf(stderr, "relayc: unknown input '%.*s': the parameters of @%s are: %s\n", (int)nlen, o->inputs[k],
-              f->name, f->nparams ? sb_str(&names) : "(none)");
-      sb_free(&names);
-      ok = false;
-      continue;
-    }
-    if (vals[j]) {
-      fprintf(stderr, "relayc: input '%.*s' is given twice\n", (int)nlen, o->inputs[k]);
-      ok = false;
-      continue;
-    }
-    const char *ty = f->param_types[j];
-    DType dt;
-    if (strncmp(ty, "Tensor[", 7) != 0 && !dtype_parse(ty, strlen(ty), &dt)) {
-      fprintf(stderr, "relayc: parameter '%s' has type %s, which cannot be given as a .npy input\n",
-              f->param_names[j], ty);
-      ok = false;
-      continue;
-    }
-    rlyrt_tensor *t = NULL;
-    if (rlyrt_npy_load(eq + 1, &t) != RLYRT_OK) {
-      fprintf(stderr, "relayc: input '%.*s': %s\n", (int)nlen, o->inputs[k], rlyrt_last_error());
-      ok = false;
-      continue;
-    }
-    vals[j] = &t->obj;
-  }
-  for (int i = 0; i < f->nparams && ok; i++)
-    if (!vals[i]) {
-      fprintf(stderr, "relayc: missing input '%s' (%s): give it with --input %s=FILE.npy\n", f->param_names[i],
-              f->param_types[i], f->param_names[i]);
-      ok = false;
-    }
-  return ok;
-}
-
 static int run_compiled(Options *o, bool is_so) {
   int rc = EXIT_USER;
   char err[1024];
@@ -683,7 +632,9 @@ static int run_compiled(Options *o, bool is_so) {
   }
   nvals = f->nparams;
   vals = rly_xcalloc((size_t)(nvals ? nvals : 1), sizeof(rlyrt_object *));
-  if (!bind_module_inputs(o, f, vals)) goto done;
+  char fname_at[300];
+  snprintf(fname_at, sizeof fname_at, "@%s", f->name);
+  if (!bind_inputs(o, fname_at, f->param_names, f->param_types, NULL, nvals, vals)) goto done;
   CallJob J = {mod, fname, vals, nvals, o->repeat ? o->repeat + 1 : 1, NULL, NULL, RLYRT_OK, ""};
   J.times = rly_xcalloc((size_t)J.runs, sizeof(double));
   run_job(&J);
@@ -769,7 +720,25 @@ static int cmd_run(int argc, char **argv) {
     snprintf(fname, sizeof fname, "@%s", name);
   }
   vals = rly_xcalloc((size_t)(nvals ? nvals : 1), sizeof(rlyrt_object *));
-  if (!bind_inputs(&o, params, nvals, fname, vals)) goto done;
+  {
+    const char **names = rly_xcalloc((size_t)(nvals ? nvals : 1), sizeof *names);
+    char **types = rly_xcalloc((size_t)(nvals ? nvals : 1), sizeof *types);
+    const Type **ir = rly_xcalloc((size_t)(nvals ? nvals : 1), sizeof *ir);
+    StrBuf sb = {0};
+    for (int i = 0; i < nvals; i++) {
+      names[i] = params[i]->u.var.name ? params[i]->u.var.name->text : "";
+      types[i] = rly_xcalloc(1, strlen(type_text(&sb, params[i]->type)) + 1);
+      strcpy(types[i], sb_str(&sb));
+      ir[i] = params[i]->type;
+    }
+    sb_free(&sb);
+    bool bound = bind_inputs(&o, fname, names, (const char *const *)types, ir, nvals, vals);
+    for (int i = 0; i < nvals; i++) free(types[i]);
+    free(names);
+    free(types);
+    free(ir);
+    if (!bound) goto done;
+  }
   I = interp_new(m, &sm);
   long runs = o.repeat ? o.repeat + 1 : 1;
   double *times = rly_xcalloc((size_t)runs, sizeof(double));
