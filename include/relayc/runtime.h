@@ -11,9 +11,11 @@
 ** Ownership (as in QuickJS): a `const` or "borrowed" pointer parameter is
 ** not kept; a function that keeps or consumes an argument says `_take` in
 ** its name; a returned object is owned by the caller (refcount 1) unless
-** the comment says "borrowed". Refcounts are not atomic: an object is used
-** by one thread at a time, except static constants (RLYRT_REFCOUNT_STATIC),
-** which retain/release never touch.
+** the comment says "borrowed". Threads: an object is either private (used
+** by one thread at a time; plain counts), shared (atomic counts; objects
+** passed into rlyrt_module_call or rlyrt_closure_call become shared, with
+** everything they hold, so one set of weights may serve many concurrent
+** calls), or static (RLYRT_REFCOUNT_STATIC: never counted, never freed).
 **
 ** bool tensors use TVM's dtype {kDLUInt, 1, 1} and one byte per element. */
 #ifndef RELAYC_RUNTIME_H
@@ -84,10 +86,14 @@ typedef enum rlyrt_kind {
   RLYRT_REF = 5,
 } rlyrt_kind;
 
-#define RLYRT_REFCOUNT_STATIC INT32_MAX
+/* The refcount field: n > 0, a private object with n references (plain
+** arithmetic: the hot path of generated code); -n < 0, a shared object with
+** n references (atomic arithmetic); RLYRT_REFCOUNT_STATIC, a static object.
+** Read it with rlyrt_refcount. */
+#define RLYRT_REFCOUNT_STATIC INT32_MIN
 
 typedef struct rlyrt_object {
-  int32_t refcount;  /* RLYRT_REFCOUNT_STATIC: never freed */
+  int32_t refcount;  /* see above; RLYRT_REFCOUNT_STATIC: never freed */
   uint16_t kind;     /* rlyrt_kind */
   uint16_t flags;
 } rlyrt_object;
@@ -97,6 +103,36 @@ rlyrt_object *rlyrt_retain(rlyrt_object *o);
 /* Drops one reference; frees o and what it holds when the last goes (long
 ** lists are freed without recursion). NULL is a no-op. */
 void rlyrt_release(rlyrt_object *o);
+/* Makes o and every object it holds (fields, environments, what references
+** hold, transitively) shared: from then on their counts change atomically,
+** so any number of threads may use them at once (calls only read tensor
+** data). Once shared, always shared. rlyrt_module_call and
+** rlyrt_closure_call share their arguments (and the closure) themselves;
+** call this before handing an object to other threads by other means.
+** Cheap when o is already shared; thread-safe. NULL is a no-op. */
+void rlyrt_share(rlyrt_object *o);
+/* The number of references to o (RLYRT_REFCOUNT_STATIC for a static object). */
+int32_t rlyrt_refcount(const rlyrt_object *o);
+
+/* rlyrt_retain inline: one comparison on the path of private objects. */
+static inline rlyrt_object *rlyrt_retain_inline(rlyrt_object *o) {
+  if (o) {
+    int32_t rc = __atomic_load_n(&o->refcount, __ATOMIC_RELAXED);
+    if (rc > 0) o->refcount = rc + 1;
+    else if (rc != RLYRT_REFCOUNT_STATIC) __atomic_fetch_sub(&o->refcount, 1, __ATOMIC_RELAXED);
+  }
+  return o;
+}
+
+/* rlyrt_release inline where no object dies: a private object that keeps
+** other references loses one here; anything else goes to rlyrt_release. */
+static inline void rlyrt_release_inline(rlyrt_object *o) {
+  if (o) {
+    int32_t rc = __atomic_load_n(&o->refcount, __ATOMIC_RELAXED);
+    if (rc > 1) o->refcount = rc - 1;
+    else rlyrt_release(o);
+  }
+}
 
 typedef struct rlyrt_tensor {
   rlyrt_object obj;
@@ -319,7 +355,7 @@ typedef struct rlyrt_ctor_info {
   int32_t arity;
 } rlyrt_ctor_info;
 
-#define RLYRT_ABI_VERSION 1
+#define RLYRT_ABI_VERSION 2
 
 /* The description a compiled module exports (NAME_module() in its header;
 ** rlyrt_module_entry() in a shared library built by relayc). A shared

@@ -156,7 +156,13 @@ static rlyrt_status call_code(const rlyrt_code *code, const rlyrt_closure *self,
                        code->arity == 1 ? "" : "s", (int)nargs);
   if (nargs > 0 && !args) return rlyrt_error(RLYRT_E_ARG, "%s: the argument array is NULL", code->name);
   rlyrt_status s = code->check ? code->check(args, nargs) : RLYRT_OK;
-  if (s == RLYRT_OK) s = code->fn(self, args, out);
+  if (s == RLYRT_OK) {
+    /* Values passed in may be passed to other calls at the same time
+    ** (one set of weights, many threads): their counts become atomic. */
+    rlyrt_share((rlyrt_object *)self);
+    for (int32_t i = 0; i < nargs; i++) rlyrt_share(args[i]);
+    s = code->fn(self, args, out);
+  }
   if (s != RLYRT_OK) {
     fetch_error(code->module, s);
     *out = NULL;

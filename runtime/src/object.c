@@ -1,6 +1,7 @@
 /* object.c: refcounted values (tensors, tuples, ADT values, closures,
 ** references) and element access for kernels. */
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "relayc/runtime.h"
@@ -16,9 +17,22 @@ static void *new_object(size_t size, rlyrt_kind kind) {
   return o;
 }
 
-rlyrt_object *rlyrt_retain(rlyrt_object *o) {
-  if (o && o->refcount != RLYRT_REFCOUNT_STATIC) o->refcount++;
-  return o;
+rlyrt_object *rlyrt_retain(rlyrt_object *o) { return rlyrt_retain_inline(o); }
+
+int32_t rlyrt_refcount(const rlyrt_object *o) {
+  int32_t rc = __atomic_load_n(&o->refcount, __ATOMIC_RELAXED);
+  return rc >= 0 || rc == RLYRT_REFCOUNT_STATIC ? rc : -rc;
+}
+
+/* Drops one reference to o; true when it was the last (o must be freed). */
+static bool drop(rlyrt_object *o) {
+  int32_t rc = __atomic_load_n(&o->refcount, __ATOMIC_RELAXED);
+  if (rc > 0) {
+    o->refcount = rc - 1;
+    return rc == 1;
+  }
+  if (rc == RLYRT_REFCOUNT_STATIC) return false;
+  return __atomic_add_fetch(&o->refcount, 1, __ATOMIC_ACQ_REL) == 0;
 }
 
 /* Children of a container, for the iterative release. */
@@ -33,8 +47,7 @@ static int32_t children(rlyrt_object *o, rlyrt_object ***kids) {
 }
 
 void rlyrt_release(rlyrt_object *o) {
-  if (!o || o->refcount == RLYRT_REFCOUNT_STATIC) return;
-  if (--o->refcount > 0) return;
+  if (!o || !drop(o)) return;
   /* Free o and, iteratively, every child whose count drops to zero, with
   ** an explicit stack: a million-long list is freed without recursion. */
   rlyrt_object *stack_buf[64];
@@ -47,14 +60,14 @@ void rlyrt_release(rlyrt_object *o) {
     int32_t n = children(x, &kids);
     for (int32_t i = 0; i < n; i++) {
       rlyrt_object *k = kids[i];
-      if (!k || k->refcount == RLYRT_REFCOUNT_STATIC || --k->refcount > 0) continue;
+      if (!k || !drop(k)) continue;
       if (sp == cap) {
         size_t ncap = cap * 2;
         rlyrt_object **ns = rlyrt_alloc(ncap * sizeof *ns, sizeof(void *));
         if (!ns) {
           /* No memory to continue iteratively: leak the rest rather than
           ** crash (the error is set). */
-          k->refcount = 1;
+          k->refcount = 1; /* no other thread holds it any more */
           continue;
         }
         memcpy(ns, stack, sp * sizeof *ns);
@@ -66,6 +79,78 @@ void rlyrt_release(rlyrt_object *o) {
     }
     rlyrt_free(x);
   }
+  if (stack != stack_buf) rlyrt_free(stack);
+}
+
+/* {==== Sharing between threads ====}
+** An object becomes shared once, when it is first passed into a call (or
+** given to rlyrt_share): its count goes from n to -n, and with it the
+** count of everything it holds. Generated code then changes such counts
+** atomically. Sharing takes a lock, and `sharing` is set while it runs: a
+** thread that finds its argument already shared returns at once unless a
+** sharing is under way (then it waits on the lock), so it never sees a
+** shared object that holds a private one still being converted (cycles
+** through references included). Objects are shared once in their life,
+** so the lock is rare. */
+
+static pthread_mutex_t share_lock = PTHREAD_MUTEX_INITIALIZER;
+static int sharing;
+
+/* Makes o shared if it is private; true if it was. */
+static bool make_shared(rlyrt_object *o) {
+  int32_t rc = __atomic_load_n(&o->refcount, __ATOMIC_RELAXED);
+  while (rc > 0)
+    if (__atomic_compare_exchange_n(&o->refcount, &rc, -rc, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) return true;
+  return false;
+}
+
+/* Shares what o (already shared) holds, recursively: the fallback when
+** memory runs out. */
+static void share_children_rec(rlyrt_object *o) {
+  rlyrt_object **kids;
+  int32_t n = children(o, &kids);
+  for (int32_t i = 0; i < n; i++)
+    if (kids[i] && make_shared(kids[i])) share_children_rec(kids[i]);
+}
+
+void rlyrt_share(rlyrt_object *o) {
+  if (!o) return;
+  if (__atomic_load_n(&o->refcount, __ATOMIC_SEQ_CST) <= 0 && !__atomic_load_n(&sharing, __ATOMIC_SEQ_CST)) return;
+  pthread_mutex_lock(&share_lock);
+  __atomic_store_n(&sharing, 1, __ATOMIC_SEQ_CST);
+  /* Depth first, an object shared when first reached (which also ends
+  ** cycles); an explicit stack, so long lists need no recursion. */
+  rlyrt_object *stack_buf[64];
+  rlyrt_object **stack = stack_buf;
+  size_t cap = 64, sp = 0;
+  if (make_shared(o)) stack[sp++] = o;
+  while (sp) {
+    rlyrt_object *x = stack[--sp];
+    rlyrt_object **kids;
+    int32_t n = children(x, &kids);
+    for (int32_t i = 0; i < n; i++) {
+      rlyrt_object *k = kids[i];
+      if (!k || !make_shared(k)) continue;
+      if (sp == cap) {
+        size_t ncap = cap * 2;
+        rlyrt_object **ns = rlyrt_alloc(ncap * sizeof *ns, sizeof(void *));
+        if (!ns) {
+          /* No memory for a longer stack: this child's objects are shared
+          ** by recursion instead (the error set by rlyrt_alloc is cleared). */
+          rlyrt_clear_error();
+          share_children_rec(k);
+          continue;
+        }
+        memcpy(ns, stack, sp * sizeof *ns);
+        if (stack != stack_buf) rlyrt_free(stack);
+        stack = ns;
+        cap = ncap;
+      }
+      stack[sp++] = k;
+    }
+  }
+  __atomic_store_n(&sharing, 0, __ATOMIC_SEQ_CST);
+  pthread_mutex_unlock(&share_lock);
   if (stack != stack_buf) rlyrt_free(stack);
 }
 
@@ -222,7 +307,11 @@ rlyrt_ref *rlyrt_ref_new_take(rlyrt_object *v) {
   return r;
 }
 
-void rlyrt_ref_write_take(rlyrt_ref *r, rlyrt_object *v) { set_take(&r->value, v); }
+void rlyrt_ref_write_take(rlyrt_ref *r, rlyrt_object *v) {
+  /* What a shared reference holds is shared too. */
+  if (__atomic_load_n(&r->obj.refcount, __ATOMIC_RELAXED) <= 0) rlyrt_share(v);
+  set_take(&r->value, v);
+}
 
 /* {==== Scalars ====} */
 

@@ -458,16 +458,21 @@ static void const_ref(Cg *cg, StrBuf *out, const Expr *e) {
     k = cg->constdata.len;
     VEC_PUSH(&cg->constdata, c);
     int nd = c->ndim;
+    /* A real rlyrt_tensor (generated code reads every object through its
+    ** own type), its shape in an array of its own. */
+    if (nd) {
+      sb_printf(&cg->consts, "static const int64_t C%d_shape[] = {", k);
+      for (int i = 0; i < nd; i++) sb_printf(&cg->consts, "%s%lld", i ? ", " : "", (long long)c->shape[i]);
+      sb_puts(&cg->consts, "};\n");
+    }
     sb_printf(&cg->consts,
-              "static const struct { rlyrt_object obj; DLTensor dl; int64_t shape[%d]; } C%d = {\n"
-              "  {RLYRT_REFCOUNT_STATIC, RLYRT_TENSOR, 0},\n"
-              "  {(void *)(RC_blob + %zu), {kDLCPU, 0}, %d, {%u, %u, %u}, (int64_t *)C%d.shape, NULL, 0},\n  {",
-              nd ? nd : 1, k, off, nd, c->dtype.code, c->dtype.bits, c->dtype.lanes, k);
-    for (int i = 0; i < nd; i++) sb_printf(&cg->consts, "%s%lld", i ? ", " : "", (long long)c->shape[i]);
-    if (!nd) sb_puts(&cg->consts, "0");
-    sb_puts(&cg->consts, "}};\n");
+              "static const rlyrt_tensor C%d = {{RLYRT_REFCOUNT_STATIC, RLYRT_TENSOR, 0}, "
+              "{(void *)(RC_blob + %zu), {kDLCPU, 0}, %d, {%u, %u, %u}, ",
+              k, off, nd, c->dtype.code, c->dtype.bits, c->dtype.lanes);
+    if (nd) sb_printf(&cg->consts, "(int64_t *)C%d_shape, NULL, 0}};\n", k);
+    else sb_puts(&cg->consts, "NULL, NULL, 0}};\n");
   }
-  sb_printf(out, "(rlyrt_object *)&C%d", k);
+  sb_printf(out, "(rlyrt_object *)&C%d.obj", k);
 }
 
 /* {==== Argument checkers ====} */
@@ -944,7 +949,7 @@ static int args_array_direct(Cg *cg, StrBuf *o, int ind, Expr **args, int n, con
     if (!stack_boxable(cg, D, i, args[i])) continue;
     DType dt = args[i]->type->u.tensor.dtype;
     indent(o, ind);
-    sb_printf(o, "RC_tensor_view b%d_%d = {{RLYRT_REFCOUNT_STATIC, RLYRT_TENSOR, 0}, {&s%u, {kDLCPU, 0}, 0, {%u, %u, 1}, "
+    sb_printf(o, "rlyrt_tensor b%d_%d = {{RLYRT_REFCOUNT_STATIC, RLYRT_TENSOR, 0}, {&s%u, {kDLCPU, 0}, 0, {%u, %u, 1}, "
                  "NULL, NULL, 0}};\n", k, i, args[i]->id, dt.code, dt.bits);
   }
   indent(o, ind);
@@ -1699,7 +1704,7 @@ static void emit_group(Cg *cg, Group *G) {
           sb_printf(&cg->consts, "%s%lld", k ? ", " : "", (long long)t->u.tensor.shape[k]);
         sb_puts(&cg->consts, "};\n");
       }
-      sb_printf(o, "  RC_tensor_view w%u = {{RLYRT_REFCOUNT_STATIC, RLYRT_TENSOR, 0}, {(char *)ws + %lld, {kDLCPU, 0}, %d, "
+      sb_printf(o, "  rlyrt_tensor w%u = {{RLYRT_REFCOUNT_STATIC, RLYRT_TENSOR, 0}, {(char *)ws + %lld, {kDLCPU, 0}, %d, "
                    "{%u, %u, %u}, ", var->id, (long long)off, t->u.tensor.ndim, dt.code, dt.bits, dt.lanes);
       if (t->u.tensor.ndim) sb_printf(o, "(int64_t *)RC_sh%u, NULL, 0}};\n", var->id);
       else sb_puts(o, "NULL, NULL, 0}};\n");
@@ -1898,7 +1903,7 @@ static void emit_typed_entry(Cg *cg, StrBuf *h, CFunc *F, const char *entry) {
   sb_free(&sig);
   for (int i = 0; i < np; i++) {
     sb_printf(o, "  if (!%s) return rlyrt_error(RLYRT_E_ARG, \"%s: %s is NULL\");\n", names[i], entry, names[i]);
-    sb_printf(o, "  RC_tensor_view rc_w%d = {{RLYRT_REFCOUNT_STATIC, RLYRT_TENSOR, 0}, *%s};\n", i, names[i]);
+    sb_printf(o, "  rlyrt_tensor rc_w%d = {{RLYRT_REFCOUNT_STATIC, RLYRT_TENSOR, 0}, *%s};\n", i, names[i]);
   }
   if (np) {
     sb_puts(o, "  rlyrt_object *rc_args[] = {");
@@ -1910,7 +1915,7 @@ static void emit_typed_entry(Cg *cg, StrBuf *h, CFunc *F, const char *entry) {
     char oname[16];
     snprintf(oname, sizeof oname, on, i);
     sb_printf(o, "  if (!%s) return rlyrt_error(RLYRT_E_ARG, \"%s: %s is NULL\");\n", oname, entry, oname);
-    sb_printf(o, "  RC_tensor_view rc_o%d = {{RLYRT_REFCOUNT_STATIC, RLYRT_TENSOR, 0}, *%s};\n", i, oname);
+    sb_printf(o, "  rlyrt_tensor rc_o%d = {{RLYRT_REFCOUNT_STATIC, RLYRT_TENSOR, 0}, *%s};\n", i, oname);
     const Type *ot = nouts > 1 ? rt->u.tuple.fields[i] : rt;
     int c = checker_for(cg, ot);
     sb_printf(o, "  if ((rc_s = CHK%d(&rc_o%d.obj, \"%s: %s\")) != RLYRT_OK) return rc_s;\n", c, i, entry, oname);
@@ -2078,20 +2083,12 @@ static void assemble(Cg *cg, StrBuf *c) {
   sb_puts(c, "#define RC_TRUE(x) (*(const uint8_t *)RLYRT_AS_TENSOR(x)->dl.data != 0)\n"
              "#define RC_CALL(c, a, out) \\\n"
              "  (((const rlyrt_code *)RLYRT_AS_CLOSURE(c)->code)->fn(RLYRT_AS_CLOSURE(c), (a), (out)))\n"
-             "typedef struct RC_tensor_view { rlyrt_object obj; DLTensor dl; } RC_tensor_view;\n"
-             "/* rlyrt_retain and rlyrt_release, inline where no object dies. */\n"
-             "static inline rlyrt_object *RC_retain(rlyrt_object *o) {\n"
-             "  if (o && o->refcount != RLYRT_REFCOUNT_STATIC) o->refcount++;\n"
-             "  return o;\n"
-             "}\n"
+                          "#define RC_retain rlyrt_retain_inline\n"
              "/* Drops the reference x holds (NULL: nothing) and clears x. */\n"
              "#define RC_DROP(x) \\\n"
              "  do { \\\n"
-             "    if (x) { \\\n"
-             "      if ((x)->refcount > 1 && (x)->refcount != RLYRT_REFCOUNT_STATIC) (x)->refcount--; \\\n"
-             "      else rlyrt_release(x); \\\n"
-             "      (x) = NULL; \\\n"
-             "    } \\\n"
+             "    rlyrt_release_inline(x); \\\n"
+             "    (x) = NULL; \\\n"
              "  } while (0)\n"
              "/* The tensor v of the unboxed scalar s, made when first needed. */\n"
              "#define RC_BOX(v, s, T, code, bits) \\\n"

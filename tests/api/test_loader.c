@@ -254,6 +254,11 @@ static const expected_fn EXPECTED_FNS[] = {
     {"sum_list", "fn (List[float32]) -> float32", 1, {"xs"}, {"List[float32]"}, "float32"},
     {"swap_scale", "fn ((Tensor[(2), int32], float32)) -> (float32, Tensor[(2), int32])", 1, {"p"},
      {"(Tensor[(2), int32], float32)"}, "(float32, Tensor[(2), int32])"},
+    {"wrap",
+     "fn (Tensor[(2, 3), float32], Tensor[(3), float32]) -> (List[Tensor[(2, 3), float32]], fn () -> "
+     "Tensor[(2, 3), float32])",
+     2, {"x", "y"}, {"Tensor[(2, 3), float32]", "Tensor[(3), float32]"},
+     "(List[Tensor[(2, 3), float32]], fn () -> Tensor[(2, 3), float32])"},
 };
 #define NFNS ((int32_t)(sizeof EXPECTED_FNS / sizeof EXPECTED_FNS[0]))
 
@@ -336,7 +341,7 @@ static void test_tensors(const rlyrt_module *m) {
   if (d) CHECK(memcmp(d, MAIN_OUT, sizeof MAIN_OUT) == 0);
   rlyrt_release(r);
   /* The arguments are borrowed: unchanged, and still ours. */
-  CHECK_EQ(x->refcount, 1);
+  CHECK_EQ(rlyrt_refcount(x), 1);
   CHECK(memcmp(RLYRT_AS_TENSOR(x)->dl.data, MAIN_X, sizeof MAIN_X) == 0);
   rlyrt_release(x);
   rlyrt_release(y);
@@ -366,7 +371,7 @@ static void test_tuples(const rlyrt_module *m) {
   rlyrt_object *a = tensor_of(I32, 1, SHAPE_2, iv), *b = f32(1.5f);
   rlyrt_object *fields[2] = {a, b};
   rlyrt_tuple *p = need(rlyrt_tuple_make(fields, 2), "rlyrt_tuple_make");
-  CHECK_EQ(a->refcount, 2); /* retained by the tuple */
+  CHECK_EQ(rlyrt_refcount(a), 2); /* retained by the tuple */
   CHECK_EQ(rlyrt_num_fields(&p->obj), 2);
   CHECK(rlyrt_field(&p->obj, 0) == a);
   CHECK(rlyrt_field(&p->obj, 1) == b);
@@ -379,7 +384,7 @@ static void test_tuples(const rlyrt_module *m) {
   }
   rlyrt_release(r);
   rlyrt_release(&p->obj);
-  CHECK_EQ(a->refcount, 1);
+  CHECK_EQ(rlyrt_refcount(a), 1);
   rlyrt_release(a);
   rlyrt_release(b);
 
@@ -938,6 +943,116 @@ static void test_threads(const rlyrt_module *m) {
   CHECK_STR(rlyrt_last_error(), "main thread's message");
 }
 
+/* {==== Arguments shared between threads ====}
+** A server's pattern: one set of weights, built once, passed to every
+** call from every thread. All argument objects below are shared by the 8
+** threads at once, including a list, a closure, and arguments that end up
+** inside the returned ADT value and closure; only x differs per thread. */
+
+enum { SHARED_ROUNDS = 600 };
+
+typedef struct shared_args {
+  const rlyrt_module *m;
+  rlyrt_object *w, *y, *v, *list, *add, *b; /* shared by all threads */
+  int t;
+  int errors, mismatches;
+} shared_args;
+
+/* What @main(x, y) returns: relu((x + y) * x). */
+static void main_ref(const float *x, const float *y, float *out) {
+  for (int i = 0; i < 6; i++) {
+    float s = (x[i] + y[i % 3]) * x[i];
+    out[i] = s > 0 ? s : 0;
+  }
+}
+
+static bool tensor_is(const rlyrt_object *o, const float *want, int n) {
+  return o && o->kind == RLYRT_TENSOR && rlyrt_tensor_nbytes(RLYRT_AS_TENSOR(o)) == sizeof(float) * (size_t)n &&
+         memcmp(RLYRT_AS_TENSOR(o)->dl.data, want, sizeof(float) * (size_t)n) == 0;
+}
+
+static void *shared_main(void *p) {
+  shared_args *a = p;
+  const float *w = RLYRT_AS_TENSOR(a->w)->dl.data, *y = RLYRT_AS_TENSOR(a->y)->dl.data;
+  float want_w[6], want_x[6], want_sum[6], x[6];
+  main_ref(w, y, want_w);
+  for (int i = 0; i < 6; i++) want_sum[i] = w[i] + y[i % 3];
+  pthread_barrier_wait(&start_line);
+  for (int r = 0; r < SHARED_ROUNDS; r++) {
+    for (int i = 0; i < 6; i++) x[i] = (float)(a->t - i) * 0.5f + (float)(r % 7);
+    main_ref(x, y, want_x);
+    rlyrt_object *xt = tensor_of(F32, 2, SHAPE_23, x);
+    rlyrt_status s = RLYRT_OK;
+    /* Every argument shared, then only x private. */
+    rlyrt_object *o1 = job_call(a->m, "main", (rlyrt_object *[]){a->w, a->y}, 2, &s);
+    rlyrt_object *o2 = job_call(a->m, "main", (rlyrt_object *[]){xt, a->y}, 2, &s);
+    rlyrt_object *o3 = job_call(a->m, "sum_list", &a->list, 1, &s);
+    rlyrt_object *o4 = job_call(a->m, "apply_twice", (rlyrt_object *[]){a->add, a->b}, 2, &s);
+    rlyrt_object *o5 = job_call(a->m, "stats", &a->v, 1, &s);
+    /* The arguments come back inside a list and a closure. */
+    rlyrt_object *o6 = job_call(a->m, "wrap", (rlyrt_object *[]){a->w, a->y}, 2, &s);
+    rlyrt_object *o7 = NULL;
+    if (s == RLYRT_OK) {
+      rlyrt_object *list = rlyrt_field(o6, 0), *fn = rlyrt_field(o6, 1);
+      if (rlyrt_field(list, 0) != a->w || rlyrt_field(rlyrt_field(list, 1), 0) != a->w) a->mismatches++;
+      s = rlyrt_closure_call(fn, NULL, 0, &o7);
+    }
+    if (s != RLYRT_OK) {
+      a->errors++;
+    } else {
+      static const float sum = 9, twice = 4.5f, st = 3.75f;
+      if (!tensor_is(o1, want_w, 6) || !tensor_is(o2, want_x, 6) || !tensor_is(o7, want_sum, 6) ||
+          !tensor_is(o3, &sum, 1) || !tensor_is(o4, &twice, 1) || !tensor_is(rlyrt_field(o5, 0), &st, 1))
+        a->mismatches++;
+    }
+    rlyrt_object *all[] = {xt, o1, o2, o3, o4, o5, o6, o7};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) rlyrt_release(all[i]);
+  }
+  return NULL;
+}
+
+static void test_shared_arguments(const rlyrt_module *m) {
+  static const float w[6] = {1.5f, -2, 0.25f, 3, -0.5f, 4}, y[3] = {0.5f, 1, -1}, v[4] = {1.5f, -2, 4, 0.25f};
+  static const float items[4] = {1, 2, 2.5f, 3.5f}; /* sum 9 */
+  long live0 = atomic_load(&live_blocks);
+  shared_args base = {m, tensor_of(F32, 2, SHAPE_23, w), tensor_of(F32, 1, SHAPE_3, y),
+                      tensor_of(F32, 1, SHAPE_4, v), f32_list(m, items, 4), NULL, f32(1.5f), 0, 0, 0};
+  /* @adder(1.5): @apply_twice(it, 1.5) = 4.5. */
+  rlyrt_object *a = f32(1.5f);
+  base.add = CALL(m, "adder", a);
+  rlyrt_release(a);
+  pthread_t th[NTHREADS];
+  shared_args ta[NTHREADS];
+  CHECK_EQ(pthread_barrier_init(&start_line, NULL, NTHREADS), 0);
+  int started = 0;
+  for (int t = 0; t < NTHREADS; t++) {
+    ta[t] = base;
+    ta[t].t = t;
+    if (pthread_create(&th[t], NULL, shared_main, &ta[t]) != 0) break;
+    started++;
+  }
+  if (started != NTHREADS) {
+    fprintf(stderr, "test_loader: cannot start the threads\n");
+    exit(2);
+  }
+  for (int t = 0; t < NTHREADS; t++) pthread_join(th[t], NULL);
+  pthread_barrier_destroy(&start_line);
+  for (int t = 0; t < NTHREADS; t++) {
+    CHECK_EQ(ta[t].errors, 0);
+    CHECK_EQ(ta[t].mismatches, 0);
+  }
+  /* No count was lost or gained: each shared object is ours alone again. */
+  rlyrt_object *objs[] = {base.w, base.y, base.v, base.list, base.add, base.b};
+  for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++) CHECK_EQ(rlyrt_refcount(objs[i]), 1);
+  CHECK_EQ(rlyrt_refcount(rlyrt_field(base.list, 0)), 1);
+  /* Shared once, shared for good: counts are now atomic. */
+  CHECK(base.w->refcount < 0);
+  CHECK(rlyrt_field(base.list, 1)->refcount < 0);
+  for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++) rlyrt_release(objs[i]);
+  /* 8 x 600 rounds of 8 calls leave no memory behind. */
+  CHECK_EQ(atomic_load(&live_blocks), live0);
+}
+
 /* {==== Two modules at once ====} */
 
 static void test_two_modules(const rlyrt_module *m, const char *other_path, const char *path) {
@@ -1054,6 +1169,7 @@ int main(int argc, char **argv) {
   test_bad_calls(m);
   test_load_errors(m);
   test_threads(m);
+  test_shared_arguments(m);
   test_two_modules(m, argv[2], argv[1]);
   rlyrt_module_free(m);
 

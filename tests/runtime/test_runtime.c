@@ -336,6 +336,57 @@ static void test_containers(void) {
   CHECK_EQ(alloc_live, 0);
 }
 
+/* Sharing between threads: rlyrt_share converts an object and all it
+** holds (a cycle through a reference included) to atomic counts, which
+** keep their number; retain and release go on working; a value written
+** into a shared reference is shared. */
+static void test_share(void) {
+  rlyrt_tensor *t = scalar_i32(7);
+  rlyrt_tuple *tu = rlyrt_tuple_new(2);
+  rlyrt_tuple_set_take(tu, 0, rlyrt_retain(&t->obj));
+  rlyrt_adt *cons = rlyrt_adt_new(1, "Cons", 2);
+  rlyrt_adt_set_take(cons, 0, rlyrt_retain(&t->obj));
+  rlyrt_adt_set_take(cons, 1, &rlyrt_adt_new(0, "Nil", 0)->obj);
+  rlyrt_tuple_set_take(tu, 1, &cons->obj);
+  /* A cycle: a reference holding a closure whose environment holds it. */
+  int code;
+  rlyrt_closure *c = rlyrt_closure_new(&code, 1);
+  rlyrt_ref *r = rlyrt_ref_new_take(&c->obj);
+  rlyrt_closure_set_take(c, 0, rlyrt_retain(&r->obj));
+  CHECK_EQ(t->obj.refcount, 3);
+  rlyrt_share(&tu->obj);
+  CHECK_EQ(t->obj.refcount, -3);
+  CHECK_EQ(rlyrt_refcount(&t->obj), 3);
+  CHECK(tu->obj.refcount == -1 && cons->obj.refcount == -1 && cons->fields[1]->refcount == -1);
+  rlyrt_share(&tu->obj); /* again: nothing changes */
+  CHECK_EQ(rlyrt_refcount(&t->obj), 3);
+  CHECK(rlyrt_retain(&t->obj) == &t->obj);
+  CHECK_EQ(rlyrt_refcount(&t->obj), 4);
+  rlyrt_release(&t->obj);
+  rlyrt_release(&t->obj);
+  CHECK_EQ(rlyrt_refcount(&t->obj), 2);
+  rlyrt_release(&tu->obj);
+  CHECK_EQ(alloc_live, 2); /* the reference and the closure of the cycle */
+  rlyrt_share(&r->obj);
+  CHECK(r->obj.refcount == -2 && c->obj.refcount == -1);
+  /* A private value written into a shared reference becomes shared. */
+  rlyrt_tensor *u = scalar_i32(8);
+  rlyrt_ref_write_take(r, rlyrt_retain(&u->obj));
+  CHECK_EQ(u->obj.refcount, -2);
+  CHECK_EQ(rlyrt_refcount(&u->obj), 2);
+  rlyrt_release(&u->obj);
+  /* Static objects stay static. */
+  static rlyrt_adt nil = {{RLYRT_REFCOUNT_STATIC, RLYRT_ADT, 0}, 1, 0, "Nil"};
+  rlyrt_share(&nil.obj);
+  CHECK_EQ(nil.obj.refcount, RLYRT_REFCOUNT_STATIC);
+  CHECK_EQ(rlyrt_refcount(&nil.obj), RLYRT_REFCOUNT_STATIC);
+  rlyrt_share(NULL);
+  /* The closure was dropped with the old value; the reference is ours. */
+  CHECK_EQ(rlyrt_refcount(&r->obj), 1);
+  rlyrt_release(&r->obj);
+  CHECK_EQ(alloc_live, 0);
+}
+
 /* Cons(x, Cons(x, ... Nil)) of n nodes, built iteratively. */
 static rlyrt_adt *make_list(long n, rlyrt_object *x) {
   rlyrt_adt *list = rlyrt_adt_new(0, "Nil", 0);
@@ -1161,6 +1212,7 @@ int main(int argc, char **argv) {
   rlyrt_set_allocator(&counting);
   test_tensor_new();
   test_refcounts();
+  test_share();
   test_containers();
   test_long_list();
   test_failing_allocator();

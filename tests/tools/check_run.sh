@@ -1,11 +1,13 @@
 #!/bin/sh
-# check_run.sh RELAYC NPYCMP FILE.relay [MODE]
+# check_run.sh RELAYC NPYCMP FILE.relay [MODE [RELAYC ARGS...]]
 # Runs `relayc run FILE` (from the repository root) with the arguments in
 # FILE.args (if any; one shell word per argument, paths relative to the
 # repository root). MODE is "interp" (the default: run --interp) or -O0..-O3
-# (compiled at that level; the result is then also compared with the
-# interpreter's: exactly for integers, bools and printed values, within
-# npycmp's default tolerance for floats). The result is checked against:
+# (compiled at that level, with the extra RELAYC ARGS, e.g. --cc clang
+# --cflags -Os; the result is then also compared with the interpreter's:
+# exactly for integers, bools and printed values, within npycmp's default
+# tolerance for floats). A compiled run fails when the C compiler printed
+# anything (a warning). The result is checked against:
 #   FILE.expected       the exact standard output, or
 #   FILE.expected.npy   a tensor result (compared with npycmp; FILE.tol may
 #                       hold "--rtol R --atol A"), or
@@ -16,6 +18,7 @@ relayc=$1
 npycmp=$2
 file=$3
 mode=${4:-interp}
+[ $# -ge 4 ] && shift 4
 root=$(cd "$(dirname "$0")/../.." && pwd)
 rel=${file#"$root"/}
 base=${file%.relay}
@@ -28,12 +31,25 @@ tol=""
 [ -f "$base.tol" ] && tol=$(cat "$base.tol")
 if [ "$mode" = interp ]; then
   how=--interp
+  set --
 else
   how=$mode
 fi
+# relayc run, compiled or interpreted as MODE says; its standard error goes
+# to $tmp/err and is shown. A compiled run fails on any C compiler output.
+run_mode() {
+  "$relayc" run "$rel" $how "$@" 2>"$tmp/err"
+  status=$?
+  cat "$tmp/err" >&2
+  if [ "$mode" != interp ] && grep -q "the C compiler printed" "$tmp/err"; then
+    echo "the C compiler printed a warning on the generated code" >&2
+    return 99
+  fi
+  return $status
+}
 if [ -f "$base.expected.npy" ]; then
   # shellcheck disable=SC2086
-  "$relayc" run "$rel" $how $args --output "$tmp/out.npy" || exit 1
+  run_mode "$@" $args --output "$tmp/out.npy" || exit 1
   # shellcheck disable=SC2086
   "$npycmp" $tol "$tmp/out.npy" "$base.expected.npy" || exit 1
   [ "$mode" = interp ] && exit 0
@@ -42,7 +58,7 @@ if [ -f "$base.expected.npy" ]; then
   exec "$npycmp" "$tmp/out.npy" "$tmp/interp.npy"
 elif [ -d "$base.expected.d" ]; then
   # shellcheck disable=SC2086
-  "$relayc" run "$rel" $how $args --output "$tmp/out" || exit 1
+  run_mode "$@" $args --output "$tmp/out" || exit 1
   # shellcheck disable=SC2086
   "$npycmp" $tol "$tmp/out" "$base.expected.d" || exit 1
   [ "$mode" = interp ] && exit 0
@@ -51,7 +67,7 @@ elif [ -d "$base.expected.d" ]; then
   exec "$npycmp" "$tmp/out" "$tmp/interp"
 elif [ -f "$base.error" ]; then
   # shellcheck disable=SC2086
-  "$relayc" run "$rel" $how $args >"$tmp/out" 2>"$tmp/err"
+  run_mode "$@" $args >"$tmp/out" 2>/dev/null
   status=$?
   if [ "$status" -ne 1 ]; then
     echo "expected exit status 1, got $status"; cat "$tmp/err"; exit 1
@@ -63,7 +79,7 @@ elif [ -f "$base.error" ]; then
   exit 0
 else
   # shellcheck disable=SC2086
-  "$relayc" run "$rel" $how $args >"$tmp/out" || exit 1
+  run_mode "$@" $args >"$tmp/out" || exit 1
   if ! diff -u "$base.expected" "$tmp/out"; then
     echo "the output of $rel differs from $base.expected"
     exit 1
