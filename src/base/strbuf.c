@@ -52,3 +52,19 @@ void sb_free(StrBuf *sb) {
   sb->data = NULL;
   sb->len = sb->cap = 0;
 }
+
+size_t utf8_len(const char *s, size_t n) {
+  const unsigned char *u = (const unsigned char *)s;
+  unsigned char c = u[0];
+  if (c < 0x80) return 1;
+  size_t k;
+  unsigned char lo = 0x80, hi = 0xBF; /* the range of the second byte */
+  if (c >= 0xC2 && c <= 0xDF) k = 2;
+  else if (c >= 0xE0 && c <= 0xEF) k = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+  else if (c >= 0xF0 && c <= 0xF4) k = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+  else return 0;
+  if (n < k || u[1] < lo || u[1] > hi) return 0;
+  for (size_t i = 2; i < k; i++)
+    if ((u[i] & 0xC0) != 0x80) return 0;
+  return k;
+}

@@ -22,4 +22,10 @@ const char *sb_str(StrBuf *sb);
 void sb_clear(StrBuf *sb);
 void sb_free(StrBuf *sb);
 
+/* Length of the well-formed UTF-8 character at s (n > 0 bytes available):
+** 1 for ASCII, 2 to 4 for a multi-byte character; 0 when the bytes there
+** are not well-formed UTF-8 (a stray continuation byte, an overlong form,
+** a surrogate, a code point above U+10FFFF, a truncated sequence). */
+size_t utf8_len(const char *s, size_t n);
+
 #endif

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strbuf.h"
+
 const char *const tok_kind_desc[TOK_KIND_COUNT] = {
 #define X(K, desc) desc,
     TOKENS(X)
@@ -524,6 +526,38 @@ static void unexpected_char(Lexer *lx) {
   error_tok(lx, start, lx->p, "unexpected character %s", buf);
 }
 
+/* {==== Binary input ====} */
+
+enum { TEXT_PROBE = 4096 }; /* bytes examined for the proportion rule */
+
+/* Is the source text? Not when it holds a NUL byte anywhere, or when more
+** than one in eight of its first TEXT_PROBE bytes are control characters
+** (other than tab, newline, carriage return and form feed) or not
+** well-formed UTF-8. Otherwise reports one error for the whole file (no
+** excerpt: the bytes would be garbage) and returns false. */
+static bool check_text(const Source *s, uint32_t file, Diag *d) {
+  Span whole = {file, 0, 0, 0};
+  const char *nul = memchr(s->text, 0, s->len);
+  if (nul) {
+    diag_error(d, whole, "not a Relay text file (contains a NUL byte at offset %zu)", (size_t)(nul - s->text));
+    return false;
+  }
+  size_t n = s->len < TEXT_PROBE ? s->len : TEXT_PROBE, bad = 0;
+  for (size_t i = 0; i < n;) {
+    unsigned char c = (unsigned char)s->text[i];
+    size_t k = c >= 0x80 ? utf8_len(s->text + i, s->len - i) : 1;
+    bool ok = c >= 0x80 ? k > 0 : (c >= 0x20 && c != 0x7f) || c == '\t' || c == '\n' || c == '\r' || c == '\f';
+    if (!ok) bad++, k = 1;
+    i += k;
+  }
+  if (bad * 8 > n) {
+    diag_error(d, whole,
+               "not a Relay text file (%zu of its first %zu bytes are control characters or not UTF-8)", bad, n);
+    return false;
+  }
+  return true;
+}
+
 TokenList lex_file(const SourceMap *sm, uint32_t file, Diag *d) {
   const Source *s = srcmap_get(sm, file);
   Lexer lx;
@@ -533,6 +567,12 @@ TokenList lex_file(const SourceMap *sm, uint32_t file, Diag *d) {
   lx.line = 1;
   lx.file = file;
   lx.d = d;
+  if (!check_text(s, file, d)) {
+    /* One token for the whole file: the parser sees an error already
+    ** reported and nothing else. */
+    push(&lx, TOK_ERROR, lx.p, lx.p);
+    lx.p = lx.end;
+  }
   for (;;) {
     if (!skip_space(&lx)) break;
     if (lx.p >= lx.end || diag_full(d)) break;

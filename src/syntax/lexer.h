@@ -60,7 +60,10 @@ typedef struct TokenList {
 } TokenList;
 
 /* Tokenizes file `file` of sm (its text must be NUL-terminated). Errors go
-** to d. The caller frees the list with tokens_free. */
+** to d. A file that is not text (a NUL byte anywhere, or more than one in
+** eight of its first 4096 bytes control characters or not UTF-8) gets one
+** error, "not a Relay text file (...)", and a single TOK_ERROR token. The
+** caller frees the list with tokens_free. */
 TokenList lex_file(const SourceMap *sm, uint32_t file, Diag *d);
 void tokens_free(TokenList *tl);
 

@@ -1,11 +1,13 @@
 /* parser.c: Relay text -> untyped Module (spec sections 1-6).
 **
 ** Recursive descent over the token array of lexer.c. Structure:
-**   parse_module: version header, then two passes over the top level:
-**     pass 1 parses every `type`/`extern type` (so constructors are known
-**     wherever they are used), pass 2 every `def` (or the expression of an
-**     expression file); then the metadata section, then the deferred
-**     resolutions (globals, ADT names, meta constants and attrs).
+**   parse_module_files: each file is lexed and its version header read,
+**     then two passes over the top level of all files, in order: pass 1
+**     parses every `type`/`extern type` (so constructors are known wherever
+**     they are used, in any file), pass 2 every `def` (or the expression of
+**     an expression file) and then the file's own metadata section (meta
+**     references of a file resolve in its section); then the deferred
+**     resolutions of globals and ADT names, across files.
 **   Errors: a syntax error longjmps to the definition being parsed, and the
 **   parser skips to the next `def`/`type`/`extern`, so independent errors
 **   in several definitions are all reported. Name errors do not stop the
@@ -60,10 +62,23 @@ typedef struct TypeRange {
   int start, end;  /* token range of a type definition parsed in pass 1 */
 } TypeRange;
 
+/* One input file: its tokens and what the look at its header found. */
+typedef struct FileState {
+  uint32_t file;
+  const Source *src;
+  TokenList tl;
+  int body_start;          /* the first token after the version header */
+  bool expr_mode;          /* an expression file (no def/type) */
+  bool parse_expr;         /* expression mode with something to parse */
+  int errors;              /* errors while lexing it and reading its header */
+  Vec(TypeRange) type_ranges;
+} FileState;
+
 typedef struct Parser {
   const SourceMap *sm;
-  const Source *src;
+  const Source *src;           /* the file being parsed */
   uint32_t file;
+  int nfiles;
   Diag *d;
   Module *m;
   Token *toks;
@@ -84,7 +99,7 @@ typedef struct Parser {
   Vec(PendingAttrs) meta_attrs;
   Vec(GlobalDef *) defs;
   Vec(TypeDef *) types;
-  Vec(TypeRange) type_ranges;
+  GlobalDef *expr_main;        /* @main made of an expression file, if any */
 } Parser;
 
 /* {==== Tokens and errors ====} */
@@ -1172,7 +1187,11 @@ static void parse_type_def(Parser *p) {
   td->is_extern = is_extern;
   (void)kw;
   for (int i = 0; i < p->types.len; i++)
-    if (p->types.data[i]->name == td->name) diag_error(p->d, name->span, "duplicate type '%s'", td->name->text);
+    if (p->types.data[i]->name == td->name) {
+      diag_error(p->d, name->span, "redefinition of type '%s'", td->name->text);
+      diag_note(p->d, p->types.data[i]->span, "type '%s' is first defined here", td->name->text);
+      break;
+    }
   int tmark = p->tscope.len;
   if (at(p, TOK_LBRACKET)) td->tparams = parse_type_params(p, &td->ntparams);
   VEC_PUSH(&p->types, td);
@@ -1191,9 +1210,13 @@ static void parse_type_def(Parser *p) {
       c->adt = td;
       c->span = cn->span;
       c->tag = ctors.len;
-      if (module_find_ctor(p->m, c->name)) diag_error(p->d, cn->span, "duplicate constructor '%s'", c->name->text);
-      for (int i = 0; i < ctors.len; i++)
-        if (ctors.data[i]->name == c->name) diag_error(p->d, cn->span, "duplicate constructor '%s'", c->name->text);
+      Ctor *first = module_find_ctor(p->m, c->name);
+      for (int i = 0; i < ctors.len && !first; i++)
+        if (ctors.data[i]->name == c->name) first = ctors.data[i];
+      if (first) {
+        diag_error(p->d, cn->span, "redefinition of constructor '%s'", c->name->text);
+        diag_note(p->d, first->span, "constructor '%s' is first defined here", c->name->text);
+      }
       if (accept(p, TOK_LPAREN)) {
         bool trailing;
         c->fields = parse_type_list(p, TOK_RPAREN, &c->nfields, &trailing);
@@ -1211,6 +1234,24 @@ static void parse_type_def(Parser *p) {
   p->tscope.len = tmark;
 }
 
+/* Reports a second definition of g's name, pointing back at the first.
+** from_expr: g is the @main an expression file makes. */
+static void check_redefinition(Parser *p, const GlobalDef *g, bool from_expr) {
+  for (int i = 0; i < p->defs.len; i++) {
+    const GlobalDef *first = p->defs.data[i];
+    if (first->name != g->name) continue;
+    if (from_expr)
+      diag_error(p->d, g->span, "redefinition of '@main': an expression file given with other files is @main");
+    else
+      diag_error(p->d, g->span, "redefinition of '@%s'", g->name->text);
+    if (first == p->expr_main)
+      diag_note(p->d, first->span, "the expression of this file is '@main'");
+    else
+      diag_note(p->d, first->span, "'@%s' is first defined here", g->name->text);
+    return;
+  }
+}
+
 /* 'def' GLOBAL func_sig */
 static void parse_def(Parser *p) {
   Token *kw = expect(p, TOK_DEF);
@@ -1220,9 +1261,7 @@ static void parse_def(Parser *p) {
   GlobalDef *g = ARENA_NEW(p->m->arena, GlobalDef);
   g->name = tok_name(p, name);
   g->span = name->span;
-  for (int i = 0; i < p->defs.len; i++)
-    if (p->defs.data[i]->name == g->name)
-      diag_error(p->d, name->span, "duplicate definition of '@%s'", g->name->text);
+  check_redefinition(p, g, false);
   p->graph.len = 0;
   g->func = parse_func(p, kw);
   VEC_PUSH(&p->defs, g);
@@ -1331,57 +1370,105 @@ static void resolve_metadata(Parser *p, Metadata *md) {
   }
 }
 
-Module *parse_module(const SourceMap *sm, uint32_t file, Diag *d) {
-  Parser ps;
-  Parser *p = &ps;
-  memset(p, 0, sizeof *p);
-  p->sm = sm;
-  p->src = srcmap_get(sm, file);
-  p->file = file;
-  p->d = d;
-  int errors_before = diag_count(d);
-  TokenList tl = lex_file(sm, file, d);
-  p->toks = tl.toks;
-  p->ntoks = tl.n;
-  p->m = module_new();
+/* {==== Files ====} */
 
-  Token *first = cur(p);
+/* Lexes a file and reads its version header. */
+static void open_file(Parser *p, FileState *f, uint32_t file) {
+  int errors = diag_count(p->d);
+  f->file = file;
+  f->src = srcmap_get(p->sm, file);
+  f->tl = lex_file(p->sm, file, p->d);
+  Token *first = &f->tl.toks[0];
   bool have_version = false;
+  int pos = 0;
   if (first->kind == TOK_VERSION) {
-    advance(p);
+    pos++;
     have_version = true;
     if (first->u.str.len != 5 || memcmp(first->u.str.s, "0.0.5", 5) != 0)
-      diag_error(d, first->span, "unsupported version \"%.*s\" (relayc reads version \"0.0.5\")",
+      diag_error(p->d, first->span, "unsupported version \"%.*s\" (relayc reads version \"0.0.5\")",
                  (int)first->u.str.len, first->u.str.s);
   }
-  TokKind k = cur(p)->kind;
-  p->expr_mode = !(k == TOK_DEF || k == TOK_TYPE || k == TOK_EXTERN || k == TOK_METADATA || k == TOK_EOF);
-  if (!have_version && !p->expr_mode && first->kind != TOK_ERROR)
-    diag_error(d, first->span, "missing version header: a module starts with #[version = \"0.0.5\"]");
+  TokKind k = f->tl.toks[pos].kind;
+  f->expr_mode = !(k == TOK_DEF || k == TOK_TYPE || k == TOK_EXTERN || k == TOK_METADATA || k == TOK_EOF);
+  f->parse_expr = f->expr_mode && (first->kind != TOK_ERROR || have_version);
+  if (!have_version && !f->expr_mode && first->kind != TOK_ERROR)
+    diag_error(p->d, first->span, "missing version header: a module starts with #[version = \"0.0.5\"]");
+  f->body_start = pos;
+  f->errors = diag_count(p->d) - errors;
+}
 
-  int body_start = p->pos;
-  if (p->expr_mode) {
-    if (first->kind != TOK_ERROR || have_version) guarded(p, STEP_EXPR);
-  } else {
-    /* Pass 1: type definitions. */
-    while (!at(p, TOK_EOF) && !at(p, TOK_METADATA)) {
-      if (at(p, TOK_TYPE) || at(p, TOK_EXTERN)) {
-        TypeRange r = {p->pos, 0};
-        guarded(p, STEP_TYPE);
-        r.end = p->pos;
-        VEC_PUSH(&p->type_ranges, r);
-      } else if (at(p, TOK_DEF)) {
-        skip_def(p);
-      } else {
-        advance(p);
-      }
+/* Makes f the file the token functions read, at its first definition. */
+static void select_file(Parser *p, FileState *f) {
+  p->src = f->src;
+  p->file = f->file;
+  p->toks = f->tl.toks;
+  p->ntoks = f->tl.n;
+  p->pos = f->body_start;
+  p->expr_mode = f->expr_mode;
+}
+
+/* Pass 1 over a module file: its type definitions. */
+static void parse_types(Parser *p, FileState *f) {
+  select_file(p, f);
+  while (!at(p, TOK_EOF) && !at(p, TOK_METADATA) && !diag_full(p->d)) {
+    if (at(p, TOK_TYPE) || at(p, TOK_EXTERN)) {
+      TypeRange r = {p->pos, 0};
+      guarded(p, STEP_TYPE);
+      r.end = p->pos;
+      VEC_PUSH(&f->type_ranges, r);
+    } else if (at(p, TOK_DEF)) {
+      skip_def(p);
+    } else {
+      advance(p);
     }
-    /* Pass 2: definitions. */
-    p->pos = body_start;
+  }
+}
+
+/* Several files make one module: the expression of an expression file
+** becomes `def @main(free variables) { expression }` (as TVM's
+** IRModule.from_expr does), so the other files' definitions stand beside
+** it. */
+static void expr_to_main(Parser *p, Span at) {
+  Module *m = p->m;
+  GlobalDef *g = ARENA_NEW(m->arena, GlobalDef);
+  g->name = sym_intern_cstr(&m->syms, "main");
+  g->span = at;
+  Expr *fn = ir_expr_new(m, EXPR_FUNC, at);
+  fn->u.func.nparams = p->free_vars.len;
+  fn->u.func.params = ARENA_ARRAY(m->arena, Expr *, fn->u.func.nparams);
+  for (int i = 0; i < p->free_vars.len; i++) fn->u.func.params[i] = p->free_vars.data[i].var;
+  fn->u.func.body = m->expr;
+  g->func = fn;
+  check_redefinition(p, g, true);
+  if (!p->expr_main) p->expr_main = g;
+  VEC_PUSH(&p->defs, g);
+  m->expr = NULL;
+  p->free_vars.len = 0;
+}
+
+/* Pass 2 over a file: its definitions (or its expression), then its
+** metadata section, which its meta references resolve in. */
+static void parse_body(Parser *p, FileState *f) {
+  Diag *d = p->d;
+  int errors = diag_count(d);
+  select_file(p, f);
+  p->graph.len = 0;
+  p->free_vars.len = 0;
+  p->meta_consts.len = 0;
+  p->meta_spans.len = 0;
+  p->meta_attrs.len = 0;
+  if (f->expr_mode) {
+    Span start = cur(p)->span;
+    if (f->parse_expr && guarded(p, STEP_EXPR) && p->nfiles > 1 && p->m->expr) expr_to_main(p, start);
+    if (!at(p, TOK_EOF) && !at(p, TOK_METADATA) && f->errors == 0 && diag_count(d) == errors) {
+      char buf[64];
+      diag_error(d, cur(p)->span, "expected end of file but found %s", describe(cur(p), buf, sizeof buf));
+    }
+  } else {
     int next_range = 0;
-    while (!at(p, TOK_EOF) && !at(p, TOK_METADATA)) {
-      if (next_range < p->type_ranges.len && p->pos == p->type_ranges.data[next_range].start) {
-        p->pos = p->type_ranges.data[next_range++].end;
+    while (!at(p, TOK_EOF) && !at(p, TOK_METADATA) && !diag_full(d)) {
+      if (next_range < f->type_ranges.len && p->pos == f->type_ranges.data[next_range].start) {
+        p->pos = f->type_ranges.data[next_range++].end;
       } else if (at(p, TOK_DEF)) {
         guarded(p, STEP_DEF);
       } else {
@@ -1394,17 +1481,35 @@ Module *parse_module(const SourceMap *sm, uint32_t file, Diag *d) {
       }
     }
   }
-  if (p->expr_mode && !at(p, TOK_EOF) && !at(p, TOK_METADATA) && diag_count(d) == errors_before) {
-    char buf[64];
-    diag_error(d, cur(p)->span, "expected end of file but found %s", describe(cur(p), buf, sizeof buf));
-  }
-
+  if (diag_full(d)) return;
   Metadata *md = NULL;
   if (at(p, TOK_METADATA)) {
     Token *mt = cur(p);
     size_t off = mt->u.metadata.offset;
     md = meta_parse(p->src->text + off, p->src->len - off, d, mt->span);
   }
+  resolve_metadata(p, md);
+  meta_free(md);
+}
+
+Module *parse_module_files(const SourceMap *sm, const uint32_t *files, int nfiles, Diag *d) {
+  Parser ps;
+  Parser *p = &ps;
+  memset(p, 0, sizeof *p);
+  p->sm = sm;
+  p->d = d;
+  p->nfiles = nfiles;
+  p->m = module_new();
+  int errors_before = diag_count(d);
+  FileState *fs = rly_xcalloc((size_t)(nfiles > 0 ? nfiles : 1), sizeof *fs);
+  for (int i = 0; i < nfiles; i++) open_file(p, &fs[i], files[i]);
+  /* Pass 1: the type definitions of every file, so that each file's
+  ** definitions see the constructors of all. */
+  for (int i = 0; i < nfiles && !diag_full(d); i++)
+    if (!fs[i].expr_mode) parse_types(p, &fs[i]);
+  /* Pass 2: definitions and expressions, file by file. */
+  for (int i = 0; i < nfiles && !diag_full(d); i++) parse_body(p, &fs[i]);
+
   Module *m = p->m;
   m->defs = VEC_TO_ARENA(m->arena, &p->defs);
   m->ndefs = p->defs.len;
@@ -1415,9 +1520,7 @@ Module *parse_module(const SourceMap *sm, uint32_t file, Diag *d) {
     m->free_vars = ARENA_ARRAY(m->arena, Expr *, m->nfree_vars);
     for (int i = 0; i < m->nfree_vars; i++) m->free_vars[i] = p->free_vars.data[i].var;
   }
-  resolve_names(p);
-  resolve_metadata(p, md);
-  meta_free(md);
+  if (!diag_full(d)) resolve_names(p);
 
   VEC_FREE(&p->scope);
   free(p->smap.keys);
@@ -1433,14 +1536,19 @@ Module *parse_module(const SourceMap *sm, uint32_t file, Diag *d) {
   VEC_FREE(&p->meta_attrs);
   VEC_FREE(&p->defs);
   VEC_FREE(&p->types);
-  VEC_FREE(&p->type_ranges);
-  tokens_free(&tl);
+  for (int i = 0; i < nfiles; i++) {
+    tokens_free(&fs[i].tl);
+    VEC_FREE(&fs[i].type_ranges);
+  }
+  free(fs);
   if (diag_count(d) > errors_before) {
     module_free(m);
     return NULL;
   }
   return m;
 }
+
+Module *parse_module(const SourceMap *sm, uint32_t file, Diag *d) { return parse_module_files(sm, &file, 1, d); }
 
 /* {==== Binding parameters to constants ====} */
 

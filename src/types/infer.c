@@ -976,8 +976,9 @@ bool ty_infer_module(Module *m, Diag *d) {
   }
   for (int i = 0; i < n; i++)
     if (s.index[i] < 0) strongconnect(&s, i);
-  /* Infer each component, then settle what it can. */
-  for (int k = 0; k < s.norder;) {
+  /* Infer each component, then settle what it can; stop once more errors
+  ** were reported than are shown. */
+  for (int k = 0; k < s.norder && !diag_full(d);) {
     int c = s.comp[s.order[k]];
     int start = k;
     while (k < s.norder && s.comp[s.order[k]] == c) k++;
@@ -995,7 +996,7 @@ bool ty_infer_module(Module *m, Diag *d) {
     solve(&I);
     for (int j = start; j < k; j++) I.sigs[s.order[j]] = zonk(&I, I.sigs[s.order[j]]);
   }
-  if (m->expr) infer_scope(&I, m->expr);
+  if (m->expr && !diag_full(d)) infer_scope(&I, m->expr);
   solve(&I);
   bool clean = diag_count(d) == I.errors_at_start;
   if (clean && I.pending.len) {

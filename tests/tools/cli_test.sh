@@ -38,7 +38,7 @@ expect 0 "^relayc [0-9]" "$relayc" --version
 expect 2 "unknown command 'chek'" "$relayc" chek $ok
 expect 2 "unknown option '--bogus'" "$relayc" check --bogus $ok
 expect 2 "no input file" "$relayc" check
-expect 2 "more than one input" "$relayc" check $ok $ok
+expect 2 "input file '$ok' is given twice" "$relayc" check $ok $ok
 expect 2 "needs a file name" "$relayc" check $ok --params
 expect 0 "usage: relayc run" "$relayc" run --help
 expect 2 "--interp needs Relay text" "$relayc" run model.so --interp
@@ -105,7 +105,7 @@ expect 1 "cannot write" "$relayc" fmt -o "$tmp/no/such/dir/x.relay" $ok
 printf '#[version = "0.0.5"]\ndef @main(%%x: float32) {\n  add(%%x,' >"$tmp/trunc.relay"
 expect 1 "trunc.relay:3:[0-9]+: error: expected" "$relayc" check "$tmp/trunc.relay"
 printf '\177ELF\001\002\003\000\000\377\376garbage\n' >"$tmp/garbage.relay"
-expect 1 "error: unexpected" "$relayc" check "$tmp/garbage.relay"
+expect 1 "garbage.relay: error: not a Relay text file \\(contains a NUL byte at offset 7\\)" "$relayc" check "$tmp/garbage.relay"
 printf '#[version = "0.0.5"]\ndef @main() { "\377\376 not utf-8" }\n' >"$tmp/utf8.relay"
 expect 1 "error: expected an expression" "$relayc" check "$tmp/utf8.relay"
 printf '#[version = "0.0.5"]\ndef @main() { \303\251 }\n' >"$tmp/utf8b.relay"

@@ -29,29 +29,47 @@ enum { EXIT_USER = 1, EXIT_USAGE = 2 };
 static const char usage_main[] =
     "relayc " RELAYC_VERSION ": an ahead-of-time compiler for Relay (TVM's functional IR)\n"
     "\n"
-    "usage: relayc <command> [options] FILE\n"
+    "usage: relayc <command> [options] FILE...\n"
     "\n"
     "commands:\n"
-    "  check FILE    parse FILE, infer its types, and report the errors\n"
-    "  fmt FILE      print FILE in canonical Relay text\n"
-    "  build FILE    compile FILE to a shared library, a static library, an object or C\n"
-    "  run FILE      run a function of FILE, compiled (or --interp: interpreted), or of\n"
-    "                a library built by 'relayc build'\n"
-    "  help [CMD]    show help for a command\n"
+    "  check FILE...  parse, resolve every name, infer the types, report the errors\n"
+    "  fmt FILE...    print the module in canonical Relay text\n"
+    "  build FILE...  compile to a shared library, a static library, an object or C\n"
+    "  run FILE...    run a function, compiled (or --interp: interpreted), or of a\n"
+    "                 library built by 'relayc build'\n"
+    "  help [CMD]     show help for a command\n"
     "\n"
     "FILE is Relay text (format v0.0.5, with an optional #[metadata] section);\n"
-    "'-' reads standard input. Run 'relayc help CMD' or 'relayc CMD --help' for a\n"
-    "command's options. Exit status: 0 success, 1 errors in the input, 2 usage.\n";
+    "'-' reads standard input. Several FILEs are read, in order, as one module\n"
+    "(as TVM imports its prelude into a module): see 'relayc help check'.\n"
+    "Run 'relayc help CMD' or 'relayc CMD --help' for a command's options.\n"
+    "Exit status: 0 success, 1 errors in the input, 2 usage.\n";
+
+/* How several input files combine; every command that reads Relay text
+** says it. */
+#define HELP_FILES                                                                  \
+  "Several FILEs are one module, read in order (as TVM imports its prelude\n"     \
+  "into a module): the types, constructors and definitions of every file are\n"  \
+  "visible in all of them, so nat.relay may use Cons and @hd of prelude.relay.\n" \
+  "A name defined in two files is an error that shows both places. Each file\n"   \
+  "that holds definitions starts with its own #[version = \"0.0.5\"]; a\n"        \
+  "meta[relay.Constant][i] refers to its own file's #[metadata] section. An\n"    \
+  "expression file given with other files is the module's @main (its free\n"     \
+  "variables are @main's parameters). Diagnostics name the file they are in.\n"
 
 static const char usage_check[] =
-    "usage: relayc check [--print] [--params FILE.params] FILE\n"
+    "usage: relayc check [--print] [--params FILE.params] FILE...\n"
     "\n"
-    "Parses FILE, resolves every name (variables, globals, operators,\n"
+    "Parses the module, resolves every name (variables, globals, operators,\n"
     "constructors, types, metadata constants) and infers the type of every\n"
     "expression: operator shapes and dtypes, polymorphic functions, ADTs,\n"
     "if/match (match must be exhaustive), references. Errors are printed as\n"
     "FILE:LINE:COL: error: MESSAGE with the source line; several are reported\n"
-    "in one run.\n"
+    "in one run, at most 20 (then a 'too many errors' line). A file that is\n"
+    "not text (a NUL byte, or mostly control characters or bytes that are not\n"
+    "UTF-8) gets one error: FILE: error: not a Relay text file (...).\n"
+    "\n"
+    HELP_FILES
     "\n"
     "options:\n"
     "  --print         print the typed module, /* ty=... */ on every binding\n"
@@ -60,12 +78,21 @@ static const char usage_check[] =
     "  -h, --help      show this help\n";
 
 static const char usage_fmt[] =
-    "usage: relayc fmt [--params FILE.params] [-o OUT] FILE\n"
+    "usage: relayc fmt [--params FILE.params] [-o OUT] FILE...\n"
     "\n"
-    "Prints FILE in canonical Relay text: type definitions, then definitions,\n"
-    "each sorted by name; graph-normal form (%0 = ...;); only non-default\n"
-    "operator attributes; tensor constants in a #[metadata] section.\n"
-    "Printing is idempotent and the result parses back to the same module.\n"
+    "Prints the module in canonical Relay text: type definitions, then\n"
+    "definitions, each sorted by name; graph-normal form (%0 = ...;); only\n"
+    "non-default operator attributes; tensor constants in a #[metadata]\n"
+    "section. Printing is idempotent and the result parses back to the same\n"
+    "module.\n"
+    "\n"
+    "With several FILEs, fmt prints the one merged module, as TVM prints a\n"
+    "module with its prelude imported: every file's definitions in one text\n"
+    "with one #[metadata] section, which parses alone. To format files one at\n"
+    "a time, run fmt on each (a file that uses another file's names cannot be\n"
+    "formatted alone).\n"
+    "\n"
+    HELP_FILES
     "\n"
     "options:\n"
     "  -o OUT          write to OUT instead of standard output\n"
@@ -74,11 +101,11 @@ static const char usage_fmt[] =
 
 
 static const char usage_build[] =
-    "usage: relayc build FILE -o OUT [--emit so|a|obj|c] [--name NAME] [-O0..3]\n"
+    "usage: relayc build FILE... -o OUT [--emit so|a|obj|c] [--name NAME] [-O0..3]\n"
     "                    [--cc CC] [--cflags \"FLAGS\"] [--target TRIPLE|native]\n"
     "                    [--keep-source DIR] [--params FILE.params] [-v]\n"
     "\n"
-    "Compiles FILE to C and builds it with the system C compiler: every Relay\n"
+    "Compiles the module to C and builds it with the system C compiler: every Relay\n"
     "function becomes a C function, every operator call a kernel. The result\n"
     "needs nothing but the runtime, which relayc links into it (.so, .a) or\n"
     "which you link (-lrelayc_runtime for .o and .c).\n"
@@ -90,6 +117,8 @@ static const char usage_build[] =
     "           each function whose parameters and result are static tensors\n"
     "  OUT.o    an object file (NAME.h next to it)\n"
     "  OUT.c    the generated C (NAME.h next to it)\n"
+    "\n"
+    HELP_FILES
     "\n"
     "options:\n"
     "  -o OUT             the output; its extension picks the kind unless --emit\n"
@@ -107,17 +136,19 @@ static const char usage_build[] =
     "  -h, --help         show this help\n";
 
 static const char usage_run[] =
-    "usage: relayc run MODEL [--interp] [--function NAME] [--input NAME=FILE.npy ...]\n"
+    "usage: relayc run MODEL... [--interp] [--function NAME] [--input NAME=FILE.npy ...]\n"
     "                  [--output FILE.npy|DIR] [--repeat N] [--params FILE.params]\n"
     "                  [-O0..3] [--cc CC] [--cflags \"FLAGS\"]\n"
     "\n"
     "Runs a function of MODEL (default @main) and prints its result readably, or\n"
-    "writes it with --output. MODEL is Relay text, compiled to a temporary\n"
-    "shared library first (or run by the reference interpreter with --interp),\n"
-    "or a shared library built by 'relayc build'. Each parameter of the\n"
-    "function is given by name with --input (%x is x); its dtype and shape must\n"
-    "agree with the parameter's type. For an expression file, the inputs bind\n"
-    "its free variables.\n"
+    "writes it with --output. MODEL is Relay text, one file or several (one\n"
+    "module, see below), compiled to a temporary shared library first (or run by\n"
+    "the reference interpreter with --interp), or one shared library built by\n"
+    "'relayc build'. Each parameter of the function is given by name with\n"
+    "--input (%x is x); its dtype and shape must agree with the parameter's\n"
+    "type. For an expression file, the inputs bind its free variables. The\n"
+    "options may come before, between or after the files.\n"
+    "\n"    HELP_FILES
     "\n"
     "options:\n"
     "  --interp              use the reference interpreter instead of compiling\n"
@@ -134,7 +165,8 @@ static const char usage_run[] =
     "  -h, --help            show this help\n";
 
 typedef struct Options {
-  const char *input;
+  const char **files;  /* the input files, in order (argc entries at most) */
+  int nfiles;
   const char *output;
   const char *params;
   bool print;
@@ -157,11 +189,26 @@ static int usage_error(const char *cmd_usage, const char *fmt, const char *arg) 
   return EXIT_USAGE;
 }
 
-/* Parses the options of check/fmt. Returns -1 to go on, else an exit status. */
+static void options_free(Options *o) {
+  free(o->files);
+  free(o->inputs);
+}
+
+/* Is the file b the same as a ("-" twice, or one file by two names)? */
+static bool same_file(const char *a, const char *b) {
+  if (strcmp(a, b) == 0) return true;
+  struct stat sa, sb;
+  if (strcmp(a, "-") == 0 || strcmp(b, "-") == 0 || stat(a, &sa) != 0 || stat(b, &sb) != 0) return false;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* Parses the options of a command. Returns -1 to go on, else an exit
+** status; the caller calls options_free either way. */
 static int parse_options(int argc, char **argv, const char *usage, bool allow_output, Options *o) {
   memset(o, 0, sizeof *o);
   o->opt_level = -1;
   bool is_run = usage == usage_run, is_build = usage == usage_build;
+  o->files = rly_xcalloc((size_t)argc + 1, sizeof(char *));
   if (is_run) o->inputs = rly_xcalloc((size_t)argc + 1, sizeof(char *));
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
@@ -211,29 +258,39 @@ static int parse_options(int argc, char **argv, const char *usage, bool allow_ou
       o->output = argv[++i];
     } else if (a[0] == '-' && a[1] != 0) {
       return usage_error(usage, "unknown option '%s'", a);
-    } else if (o->input) {
-      return usage_error(usage, "more than one input file ('%s')", a);
     } else {
-      o->input = a;
+      for (int k = 0; k < o->nfiles; k++)
+        if (same_file(o->files[k], a)) return usage_error(usage, "input file '%s' is given twice", a);
+      o->files[o->nfiles++] = a;
     }
   }
-  if (!o->input) return usage_error(usage, "no input file%s", "");
+  if (!o->nfiles) return usage_error(usage, "no input file%s", "");
   if (is_build && !o->output) return usage_error(usage, "no output: give it with -o OUT%s", "");
   return -1;
 }
 
-/* Reads, parses and binds parameters. Returns the module, or NULL after
-** an I/O error (printed) or errors in d (the caller prints them). */
+/* What messages call the program: its file, or "the module" of several. */
+static const char *module_label(const Options *o) { return o->nfiles == 1 ? o->files[0] : "the module"; }
+
+/* Reads the files, parses them as one module and binds parameters.
+** Returns the module, or NULL after I/O errors (printed, one per file that
+** cannot be read) or errors in d (the caller prints them). */
 static Module *load(const Options *o, SourceMap *sm, Diag *d) {
   char err[512];
-  size_t len;
-  char *text = file_read_all(o->input, &len, err, sizeof err);
-  if (!text) {
-    fprintf(stderr, "relayc: %s\n", err);
-    return NULL;
+  uint32_t *ids = rly_xcalloc((size_t)o->nfiles, sizeof *ids);
+  bool read_all = true;
+  for (int i = 0; i < o->nfiles; i++) {
+    size_t len;
+    char *text = file_read_all(o->files[i], &len, err, sizeof err);
+    if (!text) {
+      fprintf(stderr, "relayc: %s\n", err);
+      read_all = false;
+      continue;
+    }
+    ids[i] = srcmap_add(sm, strcmp(o->files[i], "-") == 0 ? "<stdin>" : o->files[i], text, len);
   }
-  uint32_t file = srcmap_add(sm, strcmp(o->input, "-") == 0 ? "<stdin>" : o->input, text, len);
-  Module *m = parse_module(sm, file, d);
+  Module *m = read_all ? parse_module_files(sm, ids, o->nfiles, d) : NULL;
+  free(ids);
   if (m && o->params) {
     char *empty = rly_xcalloc(1, 1);
     uint32_t pf = srcmap_add(sm, o->params, empty, 0);
@@ -251,7 +308,10 @@ static Module *load(const Options *o, SourceMap *sm, Diag *d) {
 static int cmd_check(int argc, char **argv) {
   Options o;
   int rc = parse_options(argc, argv, usage_check, false, &o);
-  if (rc >= 0) return rc;
+  if (rc >= 0) {
+    options_free(&o);
+    return rc;
+  }
   SourceMap sm = {0};
   Diag d;
   diag_init(&d, &sm);
@@ -271,13 +331,17 @@ static int cmd_check(int argc, char **argv) {
   module_free(m);
   diag_free(&d);
   srcmap_free(&sm);
+  options_free(&o);
   return rc;
 }
 
 static int cmd_fmt(int argc, char **argv) {
   Options o;
   int rc = parse_options(argc, argv, usage_fmt, true, &o);
-  if (rc >= 0) return rc;
+  if (rc >= 0) {
+    options_free(&o);
+    return rc;
+  }
   SourceMap sm = {0};
   Diag d;
   diag_init(&d, &sm);
@@ -303,6 +367,7 @@ static int cmd_fmt(int argc, char **argv) {
   module_free(m);
   diag_free(&d);
   srcmap_free(&sm);
+  options_free(&o);
   return rc;
 }
 
@@ -508,36 +573,41 @@ static bool compile_to(const Options *o, Module *m, const SourceMap *sm, Diag *d
   return ok;
 }
 
-static int cmd_build(int argc, char **argv) {
-  Options o;
-  int rc = parse_options(argc, argv, usage_build, false, &o);
-  if (rc >= 0) return rc;
+static int build(Options *o) {
   EmitKind emit;
-  if (o.emit) {
-    if (!driver_emit_parse(o.emit, &emit)) return usage_error(usage_build, "--emit needs so, a, obj or c, not '%s'", o.emit);
-  } else if (!driver_emit_from_path(o.output, &emit)) {
+  if (o->emit) {
+    if (!driver_emit_parse(o->emit, &emit)) return usage_error(usage_build, "--emit needs so, a, obj or c, not '%s'", o->emit);
+  } else if (!driver_emit_from_path(o->output, &emit)) {
     return usage_error(usage_build, "cannot tell the kind of output from '%s': name it .so, .a, .o or .c, or use --emit",
-                       o.output);
+                       o->output);
   }
   char name[80];
-  if (o.name) {
-    if (!codegen_name_ok(o.name))
+  if (o->name) {
+    if (!codegen_name_ok(o->name))
       return usage_error(usage_build, "--name needs a C identifier of at most 64 characters not starting with rlyrt, not '%s'",
-                         o.name);
-    snprintf(name, sizeof name, "%s", o.name);
+                         o->name);
+    snprintf(name, sizeof name, "%s", o->name);
   } else {
-    default_name(o.output, name, sizeof name);
+    default_name(o->output, name, sizeof name);
   }
   SourceMap sm = {0};
   Diag d;
   diag_init(&d, &sm);
-  Module *m = load(&o, &sm, &d);
-  rc = EXIT_USER;
-  if (m && compile_to(&o, m, &sm, &d, name, emit, o.output)) rc = 0;
+  Module *m = load(o, &sm, &d);
+  int rc = EXIT_USER;
+  if (m && compile_to(o, m, &sm, &d, name, emit, o->output)) rc = 0;
   else if (!m) diag_print(&d, stderr);
   module_free(m);
   diag_free(&d);
   srcmap_free(&sm);
+  return rc;
+}
+
+static int cmd_build(int argc, char **argv) {
+  Options o;
+  int rc = parse_options(argc, argv, usage_build, false, &o);
+  if (rc < 0) rc = build(&o);
+  options_free(&o);
   return rc;
 }
 
@@ -595,7 +665,7 @@ static int run_compiled(Options *o, bool is_so) {
   rlyrt_object **vals = NULL;
   int nvals = 0;
   if (is_so) {
-    sb_puts(&so, o->input);
+    sb_puts(&so, o->files[0]);
   } else {
     SourceMap sm = {0};
     Diag d;
@@ -627,7 +697,7 @@ static int run_compiled(Options *o, bool is_so) {
   if (fname[0] == '@') fname++;
   const rlyrt_function_info *f = rlyrt_module_find(mod, fname);
   if (!f) {
-    fprintf(stderr, "relayc: %s has no function @%s\n", o->input, fname);
+    fprintf(stderr, "relayc: %s has no function @%s\n", module_label(o), fname);
     goto done;
   }
   nvals = f->nparams;
@@ -668,24 +738,33 @@ static int cmd_run(int argc, char **argv) {
   Options o;
   int rc = parse_options(argc, argv, usage_run, false, &o);
   if (rc >= 0) {
-    free(o.inputs);
+    options_free(&o);
     return rc;
   }
-  size_t ilen = strlen(o.input);
-  if (ilen > 5 && strcmp(o.input + ilen - 5, ".onnx") == 0) {
-    fprintf(stderr, "relayc: running an ONNX model is not available yet: run accepts Relay text and built libraries\n");
-    free(o.inputs);
+  int nso = 0;
+  for (int i = 0; i < o.nfiles; i++) {
+    size_t ilen = strlen(o.files[i]);
+    if (ilen > 5 && strcmp(o.files[i] + ilen - 5, ".onnx") == 0) {
+      fprintf(stderr, "relayc: running an ONNX model is not available yet: run accepts Relay text and built libraries\n");
+      options_free(&o);
+      return EXIT_USAGE;
+    }
+    if (ilen > 3 && strcmp(o.files[i] + ilen - 3, ".so") == 0) nso++;
+  }
+  bool is_so = nso > 0;
+  if (is_so && o.nfiles > 1) {
+    fprintf(stderr, "relayc: a built library runs alone: give one .so file, or the Relay text files only\n");
+    options_free(&o);
     return EXIT_USAGE;
   }
-  bool is_so = ilen > 3 && strcmp(o.input + ilen - 3, ".so") == 0;
   if (is_so && o.interp) {
     fprintf(stderr, "relayc: --interp needs Relay text, not a built library\n");
-    free(o.inputs);
+    options_free(&o);
     return EXIT_USAGE;
   }
   if (!o.interp) {
     rc = run_compiled(&o, is_so);
-    free(o.inputs);
+    options_free(&o);
     return rc;
   }
   SourceMap sm = {0};
@@ -712,7 +791,7 @@ static int cmd_run(int argc, char **argv) {
     if (name[0] == '@') name++;
     g = module_find_def(m, sym_intern_cstr(&m->syms, name));
     if (!g) {
-      fprintf(stderr, "relayc: %s has no function @%s\n", o.input, name);
+      fprintf(stderr, "relayc: %s has no function @%s\n", module_label(&o), name);
       goto done;
     }
     params = g->func->u.func.params;
@@ -772,7 +851,7 @@ done:
   module_free(m);
   diag_free(&d);
   srcmap_free(&sm);
-  free(o.inputs);
+  options_free(&o);
   return rc;
 }
 
