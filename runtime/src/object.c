@@ -46,10 +46,12 @@ static int32_t children(rlyrt_object *o, rlyrt_object ***kids) {
   }
 }
 
-void rlyrt_release(rlyrt_object *o) {
-  if (!o || !drop(o)) return;
-  /* Free o and, iteratively, every child whose count drops to zero, with
-  ** an explicit stack: a million-long list is freed without recursion. */
+/* Visits o and, depth first with an explicit stack (a million-long list
+** needs no recursion), every child for which enter(child) is true; then
+** leave(x) (if any) once x's children are entered. When no memory is left
+** for a longer stack, stuck(child) deals with that child instead. */
+static void walk(rlyrt_object *o, bool (*enter)(rlyrt_object *), void (*leave)(rlyrt_object *),
+                 void (*stuck)(rlyrt_object *)) {
   rlyrt_object *stack_buf[64];
   rlyrt_object **stack = stack_buf;
   size_t cap = 64, sp = 0;
@@ -60,14 +62,12 @@ void rlyrt_release(rlyrt_object *o) {
     int32_t n = children(x, &kids);
     for (int32_t i = 0; i < n; i++) {
       rlyrt_object *k = kids[i];
-      if (!k || !drop(k)) continue;
+      if (!k || !enter(k)) continue;
       if (sp == cap) {
         size_t ncap = cap * 2;
         rlyrt_object **ns = rlyrt_alloc(ncap * sizeof *ns, sizeof(void *));
         if (!ns) {
-          /* No memory to continue iteratively: leak the rest rather than
-          ** crash (the error is set). */
-          k->refcount = 1; /* no other thread holds it any more */
+          stuck(k);
           continue;
         }
         memcpy(ns, stack, sp * sizeof *ns);
@@ -77,9 +77,19 @@ void rlyrt_release(rlyrt_object *o) {
       }
       stack[sp++] = k;
     }
-    rlyrt_free(x);
+    if (leave) leave(x);
   }
   if (stack != stack_buf) rlyrt_free(stack);
+}
+
+/* No memory to free the rest iteratively: leak it rather than crash (the
+** error is set). No other thread holds k any more. */
+static void leak(rlyrt_object *k) { k->refcount = 1; }
+
+static void free_object(rlyrt_object *x) { rlyrt_free(x); }
+
+void rlyrt_release(rlyrt_object *o) {
+  if (o && drop(o)) walk(o, drop, free_object, leak);
 }
 
 /* {==== Sharing between threads ====}
@@ -104,9 +114,10 @@ static bool make_shared(rlyrt_object *o) {
   return false;
 }
 
-/* Shares what o (already shared) holds, recursively: the fallback when
-** memory runs out. */
+/* Shares what o (already shared) holds, recursively: the fallback when no
+** memory is left for walk's stack (the error rlyrt_alloc set is cleared). */
 static void share_children_rec(rlyrt_object *o) {
+  rlyrt_clear_error();
   rlyrt_object **kids;
   int32_t n = children(o, &kids);
   for (int32_t i = 0; i < n; i++)
@@ -118,40 +129,10 @@ void rlyrt_share(rlyrt_object *o) {
   if (__atomic_load_n(&o->refcount, __ATOMIC_SEQ_CST) <= 0 && !__atomic_load_n(&sharing, __ATOMIC_SEQ_CST)) return;
   pthread_mutex_lock(&share_lock);
   __atomic_store_n(&sharing, 1, __ATOMIC_SEQ_CST);
-  /* Depth first, an object shared when first reached (which also ends
-  ** cycles); an explicit stack, so long lists need no recursion. */
-  rlyrt_object *stack_buf[64];
-  rlyrt_object **stack = stack_buf;
-  size_t cap = 64, sp = 0;
-  if (make_shared(o)) stack[sp++] = o;
-  while (sp) {
-    rlyrt_object *x = stack[--sp];
-    rlyrt_object **kids;
-    int32_t n = children(x, &kids);
-    for (int32_t i = 0; i < n; i++) {
-      rlyrt_object *k = kids[i];
-      if (!k || !make_shared(k)) continue;
-      if (sp == cap) {
-        size_t ncap = cap * 2;
-        rlyrt_object **ns = rlyrt_alloc(ncap * sizeof *ns, sizeof(void *));
-        if (!ns) {
-          /* No memory for a longer stack: this child's objects are shared
-          ** by recursion instead (the error set by rlyrt_alloc is cleared). */
-          rlyrt_clear_error();
-          share_children_rec(k);
-          continue;
-        }
-        memcpy(ns, stack, sp * sizeof *ns);
-        if (stack != stack_buf) rlyrt_free(stack);
-        stack = ns;
-        cap = ncap;
-      }
-      stack[sp++] = k;
-    }
-  }
+  /* An object is shared when first reached, which also ends cycles. */
+  if (make_shared(o)) walk(o, make_shared, NULL, share_children_rec);
   __atomic_store_n(&sharing, 0, __ATOMIC_SEQ_CST);
   pthread_mutex_unlock(&share_lock);
-  if (stack != stack_buf) rlyrt_free(stack);
 }
 
 /* {==== Tensors ====} */
