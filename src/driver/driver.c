@@ -730,7 +730,8 @@ static void push_compile_flags(const BuildOptions *o, const char *tmp, ArgList *
   /* Large generated files (weights) make gcc note that it stops checking
   ** indentation; the generated code is indented by the generator. */
   arglist_push(argv, "-Wno-misleading-indentation");
-  snprintf(opt, sizeof opt, "-O%d", o->opt_level);
+  if (o->opt_level == DRIVER_OPT_SIZE) snprintf(opt, sizeof opt, "-Os");
+  else snprintf(opt, sizeof opt, "-O%d", o->opt_level);
   arglist_push(argv, opt);
   if (o->target && strcmp(o->target, "native") == 0) {
     arglist_push(argv, "-march=native");
@@ -758,8 +759,8 @@ bool driver_build(const BuildOptions *o, const char *c_file, const char *out, Di
   ArgList cflags = {0}, argv = {0}, members = {0};
   StrBuf path = {0}, object = {0};
 
-  if (o->opt_level < 0 || o->opt_level > 3) {
-    diag_error(d, nowhere, "the optimisation level must be 0 to 3, not %d", o->opt_level);
+  if (o->opt_level < 0 || o->opt_level > DRIVER_OPT_SIZE) {
+    diag_error(d, nowhere, "the optimisation level must be 0 to 3, or -Os, not %d", o->opt_level);
     goto done;
   }
   if ((unsigned)o->emit > EMIT_C) {

@@ -100,12 +100,15 @@ typedef enum EmitKind {
   EMIT_C,    /* the C source itself (and its header), copied */
 } EmitKind;
 
+/* opt_level for -Os. */
+enum { DRIVER_OPT_SIZE = 4 };
+
 typedef struct BuildOptions {
   EmitKind emit;
   const char *cc;           /* the C compiler, run from PATH unless it has a '/'; NULL = "cc" */
   const char *ar;           /* the archiver for EMIT_A; NULL = "ar" */
   const char *cflags;       /* extra flags, split by driver_split_args; NULL = none */
-  int opt_level;            /* 0..3: -O0..-O3 */
+  int opt_level;            /* 0..3: -O0..-O3; DRIVER_OPT_SIZE: -Os */
   const char *target;       /* NULL: the compiler's default; "native": -march=native;
                             ** anything else is a triple passed as --target=TRIPLE */
   const char *keep_source;  /* NULL, or a directory that receives a copy of the C file

@@ -2,7 +2,7 @@
 # check_run.sh RELAYC NPYCMP FILE.relay [MODE [RELAYC ARGS...]]
 # Runs `relayc run FILE` (from the repository root) with the arguments in
 # FILE.args (if any; one shell word per argument, paths relative to the
-# repository root). MODE is "interp" (the default: run --interp) or -O0..-O3
+# repository root). MODE is "interp" (the default: run --interp) or -O0..-O3, -Os
 # (compiled at that level, with the extra RELAYC ARGS, e.g. --cc clang
 # --cflags -Os; the result is then also compared with the interpreter's:
 # exactly for integers, bools and printed values, within npycmp's default

@@ -484,10 +484,10 @@ static void test_build_errors(void) {
   CHECK_STR(only_msg(&d), "C compiler flags: unterminated ' quote in \"-DX='y\"");
   diag_free(&d);
   driver_options_init(&o);
-  o.opt_level = 4;
+  o.opt_level = 5;
   diag_init(&d, NULL);
   CHECK(!driver_build(&o, wpath("model.c"), wpath("never.so"), &d));
-  CHECK_STR(only_msg(&d), "the optimisation level must be 0 to 3, not 4");
+  CHECK_STR(only_msg(&d), "the optimisation level must be 0 to 3, or -Os, not 5");
   diag_free(&d);
   /* A missing C file: the compiler says so. */
   driver_options_init(&o);

@@ -101,7 +101,7 @@ static const char usage_fmt[] =
 
 
 static const char usage_build[] =
-    "usage: relayc build FILE... -o OUT [--emit so|a|obj|c] [--name NAME] [-O0..3]\n"
+    "usage: relayc build FILE... -o OUT [--emit so|a|obj|c] [--name NAME] [-O0..3|-Os]\n"
     "                    [--cc CC] [--cflags \"FLAGS\"] [--target TRIPLE|native]\n"
     "                    [--keep-source DIR] [--params FILE.params] [-v]\n"
     "\n"
@@ -125,7 +125,7 @@ static const char usage_build[] =
     "  --emit KIND        so, a, obj or c\n"
     "  --name NAME        the module's name and C prefix (default: OUT's name\n"
     "                     without directory, extension and a leading 'lib')\n"
-    "  -O0 .. -O3         the C compiler's optimisation level (default -O2)\n"
+    "  -O0 .. -O3, -Os    the C compiler's optimisation level (default -O2)\n"
     "  --cc CC            the C compiler (default: cc)\n"
     "  --cflags FLAGS     extra flags for the C compiler (split like a shell\n"
     "                     would, without expansions)\n"
@@ -138,7 +138,7 @@ static const char usage_build[] =
 static const char usage_run[] =
     "usage: relayc run MODEL... [--interp] [--function NAME] [--input NAME=FILE.npy ...]\n"
     "                  [--output FILE.npy|DIR] [--repeat N] [--params FILE.params]\n"
-    "                  [-O0..3] [--cc CC] [--cflags \"FLAGS\"]\n"
+    "                  [-O0..3|-Os] [--cc CC] [--cflags \"FLAGS\"]\n"
     "\n"
     "Runs a function of MODEL (default @main) and prints its result readably, or\n"
     "writes it with --output. MODEL is Relay text, one file or several (one\n"
@@ -160,7 +160,7 @@ static const char usage_run[] =
     "  --repeat N            run N more times after one warm-up and end with\n"
     "                        time_ms: median=M min=A max=B n=N\n"
     "  --params FILE         bind @main's parameters to a .params file\n"
-    "  -O0 .. -O3, --cc, --cflags\n"
+    "  -O0 .. -O3, -Os, --cc, --cflags\n"
     "                        how to compile Relay text (as for relayc build)\n"
     "  -h, --help            show this help\n";
 
@@ -215,8 +215,9 @@ static int parse_options(int argc, char **argv, const char *usage, bool allow_ou
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       fputs(usage, stdout);
       return 0;
-    } else if ((is_run || is_build) && a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3]) {
-      o->opt_level = a[2] - '0';
+    } else if ((is_run || is_build) && a[0] == '-' && a[1] == 'O' && ((a[2] >= '0' && a[2] <= '3') || a[2] == 's') &&
+               !a[3]) {
+      o->opt_level = a[2] == 's' ? DRIVER_OPT_SIZE : a[2] - '0';
     } else if ((is_run || is_build) && (strcmp(a, "--cc") == 0 || strcmp(a, "--cflags") == 0)) {
       if (i + 1 >= argc) return usage_error(usage, "option '%s' needs a value", a);
       if (a[3] == 'c') o->cc = argv[++i];
