@@ -33,13 +33,16 @@ test-asan: deps
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
 
-# A short libFuzzer run of the parser, seeded from the test corpus.
-FUZZ_SECONDS ?= 60
+# Short libFuzzer runs of each target, seeded from the repository's files:
+# FUZZ_SECONDS in all, shared among FUZZ_TARGETS (the parser gets three
+# shares, the others one each; fuzz/README.md).
+FUZZ_SECONDS ?= 120
+FUZZ_TARGETS ?= parser npy params metadata
 fuzz-smoke:
 	@sh scripts/deps.sh fuzz
 	CC=clang cmake -S . -B $(BUILD_FUZZ) -DRLY_FUZZ=ON -DRLY_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_ARGS)
-	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_parser
-	sh fuzz/smoke.sh $(BUILD_FUZZ)/fuzz_parser $(FUZZ_SECONDS)
+	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+	sh fuzz/smoke_all.sh $(BUILD_FUZZ) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # Benchmarks (they print tables; see bench/README.md): the parser, dynamic
 # programs interpreted vs compiled, and building a model with 50 MB of weights.

@@ -12,7 +12,10 @@
 ** RLYRT_E_IO with a message "<name>: <problem>", and the buffer and file
 ** readers share the checks, so both give the same message for the same
 ** bytes. Nothing is read outside the buffer; sizes are checked for
-** overflow before any allocation that depends on them.
+** overflow before any allocation that depends on them, and a header's
+** claim is checked against the bytes present before the tensor is
+** allocated (files: the bytes that remain, or for pipes the bytes that
+** arrive), so a short input never causes a large allocation.
 **
 ** Writing produces what NumPy itself writes for a C-ordered little-endian
 ** array: version 1.0 (2.0 when the header does not fit 65535 bytes), keys
@@ -384,17 +387,85 @@ rlyrt_status rlyrt_npy_parse(const void *buf, size_t n, const char *name, rlyrt_
   return RLYRT_OK;
 }
 
+/* fread, resumed when a signal interrupts it (a pipe read while the
+** program has a handler installed without SA_RESTART: a timer, say): short
+** only at the end of the file or on a real error (ferror(f) then). */
+static size_t read_bytes(FILE *f, void *dst, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    size_t k = fread((unsigned char *)dst + got, 1, n - got, f);
+    got += k;
+    if (got == n || feof(f) || !ferror(f) || errno != EINTR) break;
+    clearerr(f);
+  }
+  return got;
+}
+
 /* Reads up to n bytes into dst (which may be NULL when n is 0), then counts
 ** what is left in the file; *found is the total. */
 static rlyrt_status read_rest(FILE *f, void *dst, size_t n, const char *name, size_t *found) {
-  size_t got = n ? fread(dst, 1, n, f) : 0;
+  size_t got = n ? read_bytes(f, dst, n) : 0;
   if (got == n) {
     unsigned char junk[4096];
     size_t k;
-    while ((k = fread(junk, 1, sizeof junk, f)) > 0) got += k;
+    while ((k = read_bytes(f, junk, sizeof junk)) > 0) got += k;
   }
   if (ferror(f)) return rlyrt_error(RLYRT_E_IO, "%s: read error: %s", name, strerror(errno));
   *found = got;
+  return RLYRT_OK;
+}
+
+/* How many bytes follow the current position of f: *left, or -1 when the
+** file cannot tell (a pipe, a terminal, a /proc file). The position is
+** left where it was. */
+static rlyrt_status bytes_left(FILE *f, const char *name, long long *left) {
+  *left = -1;
+  long here = ftell(f);
+  if (here < 0 || fseek(f, 0, SEEK_END) != 0) {
+    clearerr(f);
+    return RLYRT_OK;
+  }
+  long end = ftell(f);
+  if (fseek(f, here, SEEK_SET) != 0) return rlyrt_error(RLYRT_E_IO, "%s: read error: %s", name, strerror(errno));
+  if (end >= here) *left = (long long)end - here;
+  return RLYRT_OK;
+}
+
+/* Reads the rest of a file whose size is unknown: up to want bytes into
+** *buf (64-byte aligned; grown as data arrives, so a stream shorter than
+** its header claims costs at most 64 KiB or twice what it held), then
+** counts what is left; *found is the total. *buf is NULL when want is 0. */
+static rlyrt_status read_stream(FILE *f, size_t want, const char *name, unsigned char **buf, size_t *found) {
+  enum { FIRST_CHUNK = 1 << 16 };
+  unsigned char *b = NULL;
+  size_t cap = 0, len = 0;
+  *buf = NULL;
+  while (len < want) {
+    if (len == cap) {
+      size_t ncap = cap == 0 ? (want < FIRST_CHUNK ? want : FIRST_CHUNK) : cap > want / 2 ? want : cap * 2;
+      unsigned char *nb = rlyrt_alloc(ncap, 64);
+      if (!nb) {
+        rlyrt_free(b);
+        return RLYRT_E_NOMEM;
+      }
+      if (len) memcpy(nb, b, len);
+      rlyrt_free(b);
+      b = nb;
+      cap = ncap;
+    }
+    size_t k = read_bytes(f, b + len, cap - len);
+    len += k;
+    if (k == 0) break;
+  }
+  size_t extra = 0;
+  rlyrt_status st = len == want ? read_rest(f, NULL, 0, name, &extra) : RLYRT_OK;
+  if (!st && ferror(f)) st = rlyrt_error(RLYRT_E_IO, "%s: read error: %s", name, strerror(errno));
+  if (st) {
+    rlyrt_free(b);
+    return st;
+  }
+  *buf = b;
+  *found = len + extra;
   return RLYRT_OK;
 }
 
@@ -413,8 +484,8 @@ rlyrt_status rlyrt_npy_load(const char *path, rlyrt_tensor **out) {
   if (!f) return rlyrt_error(RLYRT_E_IO, "%s: cannot open: %s", path, strerror(errno));
 
   unsigned char pre[12];
-  size_t have = fread(pre, 1, 10, f);
-  if (have == 10 && pre[6] >= 2) have += fread(pre + 10, 1, 2, f);
+  size_t have = read_bytes(f, pre, 10);
+  if (have == 10 && pre[6] >= 2) have += read_bytes(f, pre + 10, 2);
   if (ferror(f)) {
     st = rlyrt_error(RLYRT_E_IO, "%s: read error: %s", path, strerror(errno));
     goto fail;
@@ -425,7 +496,7 @@ rlyrt_status rlyrt_npy_load(const char *path, rlyrt_tensor **out) {
     st = RLYRT_E_NOMEM;
     goto fail;
   }
-  found = hlen ? fread(header, 1, hlen, f) : 0;
+  found = hlen ? read_bytes(f, header, hlen) : 0;
   if (ferror(f)) {
     st = rlyrt_error(RLYRT_E_IO, "%s: read error: %s", path, strerror(errno));
     goto fail;
@@ -435,20 +506,32 @@ rlyrt_status rlyrt_npy_load(const char *path, rlyrt_tensor **out) {
     goto fail;
   }
   if ((st = parse_header(header, hlen, path, &h))) goto fail;
-  /* The size is not known to be honest until the file is read: read into a
-  ** buffer of the promised size (the tensor itself when no transposition
-  ** is needed) and only then check. */
-  if ((st = new_tensor(&h, path, &t))) goto fail;
-  bool direct = !h.fortran || h.ndim <= 1;
-  if (!direct) {
-    raw = rlyrt_alloc(h.nbytes, 64);
-    if (!raw) {
-      st = RLYRT_E_NOMEM;
-      goto fail;
+  /* The header's size is not trusted: a short file must not cause a large
+  ** allocation. When the file tells how much follows (a regular file), that
+  ** is checked first, then the data is read into a buffer of that size (the
+  ** tensor itself when no transposition is needed) and checked again (the
+  ** file may change meanwhile). Otherwise (a pipe) the data is read as it
+  ** comes and checked before the tensor is made. */
+  long long left;
+  if ((st = bytes_left(f, path, &left))) goto fail;
+  bool direct = left >= 0 && (!h.fortran || h.ndim <= 1);
+  if (left >= 0) {
+    size_t promised = (unsigned long long)left > SIZE_MAX ? SIZE_MAX : (size_t)left;
+    if ((st = check_data_size(&h, promised, path))) goto fail;
+    if ((st = new_tensor(&h, path, &t))) goto fail;
+    if (!direct) {
+      raw = rlyrt_alloc(h.nbytes, 64);
+      if (!raw) {
+        st = RLYRT_E_NOMEM;
+        goto fail;
+      }
     }
+    if ((st = read_rest(f, direct ? t->dl.data : raw, h.nbytes, path, &found))) goto fail;
+  } else if ((st = read_stream(f, h.nbytes, path, &raw, &found))) {
+    goto fail;
   }
-  if ((st = read_rest(f, direct ? t->dl.data : raw, h.nbytes, path, &found))) goto fail;
   if ((st = check_data_size(&h, found, path))) goto fail;
+  if (!t && (st = new_tensor(&h, path, &t))) goto fail;
   fill(&h, direct ? t->dl.data : raw, t); /* in place when direct: fill copies nothing then */
   rlyrt_free(raw);
   rlyrt_free(header);

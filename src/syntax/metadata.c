@@ -40,14 +40,18 @@ struct Metadata {
   MetaKey *keys;             /* entries of the root Map (heap) */
   int nkeys;
   const MetaKey *constants;  /* the "relay.Constant" entry, or NULL */
+  int64_t attrs_work;        /* values built and nodes scanned by meta_attrs so far */
 };
 
 /* Attribute values nest at most this deep (arrays of arrays...); deeper
 ** means a malformed or cyclic graph. */
 enum { MAX_VALUE_DEPTH = 16 };
-/* At most this many values (and node visits) per attrs object: a small
-** graph whose arrays point back at themselves could otherwise expand into
-** exponentially many values within the depth limit. */
+/* At most this many values (and node visits) in all the attrs objects
+** converted from one section: a small graph whose arrays point back at
+** themselves could otherwise expand into exponentially many values within
+** the depth limit, and each reference in the text converts its object
+** again, so a limit per object would still let a few kilobytes of text
+** cost minutes. Real sections hold a few values per object. */
 enum { MAX_VALUE_WORK = 1 << 20 };
 enum { MAX_TYPE_KEYS = 4096 };
 
@@ -312,6 +316,13 @@ int64_t meta_count(const Metadata *md, const char *type_key) {
   return mk ? mk->n : 0;
 }
 
+int meta_nkeys(const Metadata *md) { return md ? md->nkeys : 0; }
+
+const char *meta_key(const Metadata *md, int i) {
+  RLY_ASSERT(md && i >= 0 && i < md->nkeys);
+  return md->keys[i].key;
+}
+
 /* Node index of meta[type_key][index], or -1 after an error. */
 static int64_t lookup(const MetaKey *mk, const char *type_key, int64_t index, Diag *d,
                       Span at) {
@@ -424,8 +435,11 @@ typedef struct Conv {
   Span at;
   const char *where;   /* "meta[relay.attrs.Conv2DAttrs][0]" */
   const char *field;   /* current field name */
-  int64_t work;        /* values built and nodes scanned so far (MAX_VALUE_WORK) */
+  int64_t *work;       /* the section's attrs_work (MAX_VALUE_WORK) */
 } Conv;
+
+#define TOO_LARGE "value too large (the section's attrs objects hold more than 1048576 values in all)"
+_Static_assert(MAX_VALUE_WORK == 1048576, "update TOO_LARGE");
 
 static AttrValue *conv_error(Conv *cv, const char *what) {
   diag_error(cv->d, cv->at, "metadata: %s, field '%s': %s", cv->where, cv->field, what);
@@ -480,7 +494,7 @@ static AttrValue *node_value(Conv *cv, int64_t idx, int depth, bool as_float) {
   const char *ty = node_type(md, idx);
   char msg[160];
   if (depth > MAX_VALUE_DEPTH) return conv_error(cv, "value nested too deeply (a cyclic node graph?)");
-  if (++cv->work > MAX_VALUE_WORK) return conv_error(cv, "value too large");
+  if (++*cv->work > MAX_VALUE_WORK) return conv_error(cv, TOO_LARGE);
   if (idx == 0 || ty[0] == 0) return ir_attr_value_new(cv->m, AV_NONE, cv->at);
   if (strcmp(ty, "IntImm") == 0 || strcmp(ty, "FloatImm") == 0) {
     const char *text = node_attr(md, idx, "value");
@@ -536,7 +550,7 @@ static AttrValue *node_value(Conv *cv, int64_t idx, int depth, bool as_float) {
   /* Other objects (tir.Var in a shape, say) can be referred to as
   ** meta[<type key>][i] when the section lists them. */
   const MetaKey *mk = find_key(md, ty);
-  if (mk && (cv->work += mk->n) > MAX_VALUE_WORK) return conv_error(cv, "value too large");
+  if (mk && (*cv->work += mk->n) > MAX_VALUE_WORK) return conv_error(cv, TOO_LARGE);
   for (int64_t i = 0; mk && i < mk->n; i++) {
     if (mk->items[i] != idx) continue;
     AttrValue *v = ir_attr_value_new(cv->m, AV_META, cv->at);
@@ -688,7 +702,7 @@ Attrs *meta_attrs(Metadata *md, const char *type_key, int64_t index, const Attrs
   }
   char where[200];
   snprintf(where, sizeof where, "meta[%s][%" PRId64 "]", type_key, index);
-  Conv cv = {md, m, d, at, where, NULL, 0};
+  Conv cv = {md, m, d, at, where, NULL, &md->attrs_work};
   Attrs *a = ARENA_NEW(m->arena, Attrs);
   a->cls = cls;
   a->n = cls->nfields;

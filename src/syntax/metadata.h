@@ -20,6 +20,11 @@ void meta_free(Metadata *md);
 
 /* Number of objects under type key (e.g. "relay.Constant"); 0 if none. */
 int64_t meta_count(const Metadata *md, const char *type_key);
+/* The type keys of the section's root Map, in file order: meta_nkeys of
+** them, meta_key(md, i) borrowed from md (for tools that walk a section
+** without knowing its keys, such as the fuzz targets). */
+int meta_nkeys(const Metadata *md);
+const char *meta_key(const Metadata *md, int i);
 
 /* Decodes meta[relay.Constant][index] into *out, data in m's arena (every
 ** call on one md must pass the same m: each blob is decoded once, its
@@ -31,8 +36,9 @@ bool meta_constant(Metadata *md, int64_t index, Module *m, ConstData *out, Diag 
 
 /* Decodes an attrs object meta[<type_key>][index] (e.g.
 ** relay.attrs.Conv2DAttrs) into attributes of class cls (fields converted
-** by their AttrKind; fields the object lacks get defaults). Returns NULL
-** after reporting to d. */
+** by their AttrKind; fields the object lacks get defaults). All the calls
+** on one md together build at most about a million values (cyclic node
+** graphs expand); beyond, they fail. Returns NULL after reporting to d. */
 Attrs *meta_attrs(Metadata *md, const char *type_key, int64_t index, const AttrsClass *cls,
                   Module *m, Diag *d, Span at);
 
@@ -67,6 +73,8 @@ typedef struct ParamEntry {
 ** Returns the number of entries (>= 0) with the array in *out (arena), or
 ** -1 after reporting a clear error to d (the span names the file only). */
 int params_read(const char *path, Module *m, ParamEntry **out, Diag *d, uint32_t file);
+/* The same from the n bytes of a file already in memory at p (not kept). */
+int params_parse(const unsigned char *p, size_t n, Module *m, ParamEntry **out, Diag *d, uint32_t file);
 /* Writes a .params file; returns false (errno set) on I/O failure. */
 bool params_write(const char *path, const ParamEntry *entries, int n);
 

@@ -168,6 +168,14 @@ int params_read(const char *path, Module *m, ParamEntry **out, Diag *d, uint32_t
   return result;
 }
 
+int params_parse(const unsigned char *p, size_t n, Module *m, ParamEntry **out, Diag *d, uint32_t file) {
+  Span at = {file, 0, 0, 0};
+  *out = NULL;
+  int result = parse_params(p, n, m, out, d, at);
+  if (result < 0) *out = NULL;
+  return result;
+}
+
 static bool put_u64(FILE *f, uint64_t v) {
   unsigned char b[8];
   wr_u64le(b, v);

@@ -11,9 +11,12 @@
 ** allocation fail. */
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../unit/check.h"
@@ -29,10 +32,12 @@ static char tmp_dir[256];
 static long alloc_live;          /* blocks allocated and not freed */
 static long alloc_calls;         /* calls since the last reset */
 static long alloc_fail_at = -1;  /* the call (0-based) that fails; -1: none */
+static size_t alloc_largest;     /* the largest size asked for since the last reset */
 
 static void *count_alloc(void *ctx, size_t size, size_t align) {
   (void)ctx;
   if (alloc_calls++ == alloc_fail_at) return NULL;
+  if (size > alloc_largest) alloc_largest = size;
   if (align < sizeof(void *)) align = sizeof(void *);
   void *p = NULL;
   if (posix_memalign(&p, align, size ? size : 1) != 0) return NULL;
@@ -876,6 +881,159 @@ static void test_npy_truncated(void) {
   free(buf);
 }
 
+/* {==== Headers that claim more than the input holds ====} */
+
+/* What feed_pipe writes into the FIFO at path; with interrupt, it stops
+** halfway and sends the reading thread signals while it waits. */
+typedef struct pipe_feed {
+  const char *path;
+  const unsigned char *buf;
+  size_t n;
+  bool interrupt;
+  pthread_t reader;
+} pipe_feed;
+
+static void on_signal(int sig) { (void)sig; }
+
+static void *feed_pipe(void *arg) {
+  const pipe_feed *pf = arg;
+  FILE *f = fopen(pf->path, "wb"); /* waits for the reader */
+  if (!f) return NULL;
+  /* Writes fail harmlessly when the reader stopped early. */
+  size_t half = pf->interrupt ? pf->n / 2 : pf->n;
+  fwrite(pf->buf, 1, half, f);
+  if (pf->interrupt) {
+    fflush(f);
+    for (int i = 0; i < 5; i++) {
+      nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
+      pthread_kill(pf->reader, SIGUSR1);
+    }
+    fwrite(pf->buf + half, 1, pf->n - half, f);
+  }
+  fclose(f);
+  return NULL;
+}
+
+/* rlyrt_npy_load on bytes that arrive through a pipe (a FIFO at path fed
+** by a thread), the way `relayc run --input x=/dev/stdin` reads them; with
+** interrupt, the reads are interrupted by a signal whose handler does not
+** ask for SA_RESTART (a program with a timer, or libFuzzer's). */
+static rlyrt_status load_from_pipe(const char *path, const unsigned char *buf, size_t n, bool interrupt,
+                                   rlyrt_tensor **out) {
+  *out = NULL;
+  remove(path);
+  if (mkfifo(path, 0600) != 0) {
+    perror(path);
+    return RLYRT_E_INTERNAL;
+  }
+  struct sigaction sa, old;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGUSR1, &sa, &old);
+  pipe_feed pf = {path, buf, n, interrupt, pthread_self()};
+  pthread_t th;
+  if (pthread_create(&th, NULL, feed_pipe, &pf) != 0) {
+    remove(path);
+    return RLYRT_E_INTERNAL;
+  }
+  rlyrt_status st = rlyrt_npy_load(path, out);
+  pthread_join(th, NULL);
+  sigaction(SIGUSR1, &old, NULL);
+  remove(path);
+  return st;
+}
+
+/* A version 1.0 file: header text padded to 118 bytes, then ndata zero bytes. */
+static unsigned char *npy_with(const char *dict, size_t ndata, size_t *n) {
+  size_t len = strlen(dict);
+  *n = 128 + ndata;
+  unsigned char *buf = calloc(1, *n);
+  memcpy(buf, "\x93NUMPY\x01\x00\x76\x00", 10);
+  memset(buf + 10, ' ', 118);
+  memcpy(buf + 10, dict, len);
+  buf[127] = '\n';
+  return buf;
+}
+
+/* A header may claim any size; until the data is there to back it, no
+** reader allocates it (from a buffer, a file or a pipe), and each says the
+** data is short. fuzz_npy found the file reader allocating the claimed
+** size first (fuzz/regressions/npy/huge-shape-short-data.npy). */
+static void test_npy_claims(void) {
+  signal(SIGPIPE, SIG_IGN); /* the feeding thread may outlive a failed read */
+  char path[512], fifo[512];
+  snprintf(path, sizeof path, "%s/claim.npy", tmp_dir);
+  snprintf(fifo, sizeof fifo, "%s/pipe.npy", tmp_dir);
+  static const struct {
+    const char *dict;
+    const char *found;  /* the message after "<name>: " */
+  } claims[] = {
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (100000000000,), }",
+       "truncated: expected 400000000000 data bytes, found 8"},
+      {"{'descr': '<f8', 'fortran_order': True, 'shape': (5000, 5000), }",
+       "truncated: expected 200000000 data bytes, found 8"},
+      {"{'descr': '<i2', 'fortran_order': False, 'shape': (30000000,), }",
+       "truncated: expected 60000000 data bytes, found 8"},
+  };
+  for (size_t k = 0; k < sizeof claims / sizeof claims[0]; k++) {
+    size_t n;
+    unsigned char *buf = npy_with(claims[k].dict, 8, &n);
+    char want[600];
+    rlyrt_tensor *t = NULL;
+    alloc_largest = 0;
+    CHECK_EQ(rlyrt_npy_parse(buf, n, "claim.npy", &t), RLYRT_E_IO);
+    snprintf(want, sizeof want, "claim.npy: %s", claims[k].found);
+    CHECK_STR(rlyrt_last_error(), want);
+    CHECK(write_file(path, buf, n));
+    CHECK_EQ(rlyrt_npy_load(path, &t), RLYRT_E_IO);
+    snprintf(want, sizeof want, "%s: %s", path, claims[k].found);
+    CHECK_STR(rlyrt_last_error(), want);
+    snprintf(want, sizeof want, "%s: %s", fifo, claims[k].found);
+    CHECK_EQ(load_from_pipe(fifo, buf, n, false, &t), RLYRT_E_IO);
+    CHECK_STR(rlyrt_last_error(), want);
+    CHECK_EQ(load_from_pipe(fifo, buf, n, true, &t), RLYRT_E_IO);
+    CHECK_STR(rlyrt_last_error(), want);
+    CHECK(t == NULL);
+    CHECK(alloc_largest <= 1 << 16); /* the pipe reader's first chunk */
+    free(buf);
+  }
+  remove(path);
+
+  /* Honest files through a pipe: larger than the first chunk the pipe
+  ** reader takes (with signals interrupting the reads: fuzz_npy found them
+  ** reported as read errors), Fortran order, and one byte too many. */
+  int64_t len = 100000;
+  rlyrt_tensor *big = rlyrt_tensor_new(DT_F32, 1, &len, false), *t = NULL, *p = NULL;
+  for (int64_t i = 0; i < len; i++) rlyrt_set_f64(big, i, (double)i);
+  CHECK_EQ(rlyrt_npy_save(path, big), RLYRT_OK);
+  size_t n;
+  unsigned char *buf = read_file(path, &n);
+  CHECK_EQ(load_from_pipe(fifo, buf, n, false, &t), RLYRT_OK);
+  CHECK(t && same_tensor(t, big));
+  rlyrt_release((rlyrt_object *)t);
+  rlyrt_status st = load_from_pipe(fifo, buf, n, true, &t);
+  CHECK_EQ(st, RLYRT_OK);
+  if (st) fprintf(stderr, "  %s\n", rlyrt_last_error());
+  CHECK(t && same_tensor(t, big));
+  rlyrt_release((rlyrt_object *)t);
+  buf = realloc(buf, n + 1);
+  buf[n] = 0;
+  CHECK_EQ(load_from_pipe(fifo, buf, n + 1, false, &t), RLYRT_E_IO);
+  CHECK(strstr(rlyrt_last_error(), "expected 400000 data bytes, found 400001 (the header does not match") != NULL);
+  free(buf);
+  rlyrt_release(&big->obj);
+  buf = read_file(path_in(data_dir, "fortran_int16.npy"), &n);
+  CHECK_EQ(load_from_pipe(fifo, buf, n, true, &t), RLYRT_OK);
+  CHECK_EQ(rlyrt_npy_parse(buf, n, "f.npy", &p), RLYRT_OK);
+  CHECK(t && p && same_tensor(t, p));
+  rlyrt_release((rlyrt_object *)t);
+  rlyrt_release((rlyrt_object *)p);
+  free(buf);
+  remove(path);
+  CHECK_EQ(alloc_live, 0);
+}
+
 static void test_npy_headers(void) {
   unsigned char buf[70000];
   unsigned char data[64];
@@ -1221,6 +1379,7 @@ int main(int argc, char **argv) {
   test_npy_fixtures();
   test_npy_round_trip();
   test_npy_truncated();
+  test_npy_claims();
   test_npy_headers();
   test_print_tensors();
   test_print_values();

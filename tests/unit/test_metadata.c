@@ -661,6 +661,10 @@ static void test_meta_attrs(void) {
   CHECK(has_error(&d, "meta[relay.attrs.TestAttrs][3] is out of range"));
   CHECK(meta_attrs(md, "relay.attrs.Conv2DAttrs", 0, &test_class, m, &d, AT) == NULL);
   CHECK(has_error(&d, "the metadata section has no relay.attrs.Conv2DAttrs objects"));
+  /* The type keys, for tools that walk a section. */
+  CHECK_EQ(meta_nkeys(md), 1);
+  if (meta_nkeys(md) == 1) CHECK_STR(meta_key(md, 0), "relay.attrs.TestAttrs");
+  CHECK_EQ(meta_nkeys(NULL), 0);
   meta_free(md);
   diag_free(&d);
   module_free(m);
@@ -719,6 +723,18 @@ static void test_meta_attrs_extra(void) {
   }
   CHECK(md && meta_attrs(md, "relay.attrs.ExtraAttrs", 1, &cls, m, &d, AT) == NULL);
   CHECK(has_error(&d, "field 'big': value too large"));
+  /* The limit holds for the whole section, not each object: every
+  ** reference in the text converts its object again, so a few references
+  ** to such an object would cost minutes (fuzz_metadata found it;
+  ** fuzz/regressions/metadata/exponential-attrs.json). Once it is spent,
+  ** even the small object fails. */
+  diag_free(&d);
+  diag_init(&d, NULL);
+  CHECK(md && meta_attrs(md, "relay.attrs.ExtraAttrs", 1, &cls, m, &d, AT) == NULL);
+  CHECK(md && meta_attrs(md, "relay.attrs.ExtraAttrs", 0, &cls, m, &d, AT) == NULL);
+  CHECK_EQ(diag_count(&d), 2);
+  CHECK(has_error(&d, "metadata: meta[relay.attrs.ExtraAttrs][0], field 'shape': value too large (the section's "
+                      "attrs objects hold more than 1048576 values in all)"));
   meta_free(md);
   diag_free(&d);
   module_free(m);
@@ -914,6 +930,25 @@ static void test_corpus_params(void) {
     const float *w = e[0].value.data;
     CHECK(w[0] == -0.375f && w[1] == -0.25f && w[6] == 0.375f && w[7] == -0.375f);
   }
+  /* The same bytes from memory give the same entries; a cut copy, the
+  ** same error as the file. */
+  size_t len;
+  unsigned char *bytes = (unsigned char *)read_file("tests/corpus/params_model.params", &len);
+  CHECK(bytes != NULL);
+  ParamEntry *e2 = NULL;
+  CHECK_EQ(params_parse(bytes, len, m, &e2, &d, 1), n);
+  for (int i = 0; i < n && e2; i++) {
+    CHECK(e2[i].name == e[i].name);
+    CHECK_EQ(e2[i].value.nbytes, e[i].value.nbytes);
+    CHECK(memcmp(e2[i].value.data, e[i].value.data, e[i].value.nbytes) == 0);
+  }
+  CHECK_EQ(diag_count(&d), 0);
+  CHECK_EQ(params_parse(bytes, len - 1, m, &e2, &d, 1), -1);
+  CHECK(e2 == NULL);
+  CHECK(has_error(&d, "params: array 3 ('fc2.bias'): NDArray: truncated data (15 of 16 bytes present)"));
+  CHECK_EQ(params_parse(NULL, 0, m, &e2, &d, 1), -1);
+  CHECK(has_error(&d, "params: file too short (0 bytes; the header needs 24)"));
+  free(bytes);
   diag_free(&d);
   module_free(m);
 }
