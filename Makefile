@@ -26,9 +26,11 @@ demo: build
 	@sh examples/demo.sh $(BUILD)/relayc
 
 test: build
+	@sh scripts/deps.sh test
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 test-asan: deps
+	@sh scripts/deps.sh test
 	cmake -S . -B $(BUILD_ASAN) -DRLY_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_ARGS)
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)

@@ -1,12 +1,19 @@
 #!/bin/sh
-# deps.sh [fuzz]: installs the Debian packages the build needs, only those
-# that are missing. With "fuzz", also clang and its libFuzzer runtime.
+# deps.sh [test|fuzz]: installs the Debian packages the build needs, only
+# those that are missing. With "test", also what the tests use: clang (the
+# generated C is compiled with gcc and clang) and python3 (the random
+# program generator of tests/diff). With "fuzz", clang and its libFuzzer
+# runtime.
 set -e
 need=""
 [ -f /usr/include/cjson/cJSON.h ] || need="$need libcjson-dev"
 [ -f /usr/include/dlpack/dlpack.h ] || need="$need libdlpack-dev"
 command -v cmake >/dev/null 2>&1 || need="$need cmake"
 command -v pkg-config >/dev/null 2>&1 || need="$need pkgconf"
+if [ "${1:-}" = test ]; then
+  command -v clang >/dev/null 2>&1 || need="$need clang"
+  [ -x /usr/bin/python3 ] || need="$need python3"
+fi
 if [ "${1:-}" = fuzz ]; then
   command -v clang >/dev/null 2>&1 || need="$need clang"
   ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1 || need="$need libclang-rt-dev"
