@@ -53,5 +53,12 @@ bench: build
 	sh bench/run_dynamic.sh $(BUILD)/relayc
 	sh bench/run_weights.sh $(BUILD)/relayc
 
+# The model benchmark: relayc against PyTorch, ONNX Runtime and OpenBLAS on
+# an MLP, an LSTM, a Tree-LSTM and a dense (installs the peers when they are
+# missing; bench/README.md).
+.PHONY: bench-models
+bench-models: build
+	sh bench/run_models.sh $(BUILD)/relayc
+
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)
