@@ -9,7 +9,7 @@ BUILD_FUZZ ?= build-fuzz
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
-.PHONY: all deps build demo test test-asan fuzz-smoke bench clean
+.PHONY: all deps build demo test test-asan fuzz-smoke fuzz-diff bench clean
 
 all: build
 
@@ -45,6 +45,17 @@ fuzz-smoke:
 	CC=clang cmake -S . -B $(BUILD_FUZZ) -DRLY_FUZZ=ON -DRLY_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_ARGS)
 	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
 	sh fuzz/smoke_all.sh $(BUILD_FUZZ) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# Differential testing with new random seeds (tests/diff/difftest.py) for
+# SECONDS: generated programs run in the interpreter and compiled at -O0,
+# -O2 and -O3 (JOBS at a time); each failing one is shrunk and saved with
+# its inputs under $(BUILD)/fuzz-diff/seed-N/. DIFF_CC=clang compiles
+# with clang instead of cc.
+SECONDS ?= 300
+DIFF_CC ?=
+fuzz-diff: build
+	tests/diff/difftest.py --relayc $(BUILD)/relayc --npycmp $(BUILD)/tests/npycmp --fuzz $(SECONDS) \
+	  --jobs $(JOBS) --out $(BUILD)/fuzz-diff $(if $(DIFF_CC),--cc $(DIFF_CC))
 
 # Benchmarks (they print tables; see bench/README.md): the parser, dynamic
 # programs interpreted vs compiled, and building a model with 50 MB of weights.

@@ -22,6 +22,13 @@
 ** A recursive closure whose only uses are its own recursive calls is kept
 ** (its variable is used).
 **
+** Shadowed clauses: a match clause whose pattern matches only values an
+** earlier clause's pattern matches too (`_`, `%x`, a tuple of those, or
+** the same constructor with fields that cover it) never runs, and is
+** dropped first. The code generator tests clauses in order and never
+** reaches such a clause, so function literals inside one would be
+** compiled but never used.
+**
 ** Algorithm: reference counts over the full post-order (each edge from a
 ** live node counts once), decisions in post-order (a let after everything
 ** inside it, so inner dead lets go first), cascading decrements when a
@@ -72,6 +79,85 @@ static bool node_pure(Dce *D, const Expr *e) {
   return true;
 }
 
+/* Does p match every value (`_`, a variable, a tuple of such)? */
+static bool irrefutable(const Pattern *p) {
+  if (p->kind == PAT_WILDCARD || p->kind == PAT_VAR) return true;
+  if (p->kind != PAT_TUPLE) return false;
+  for (int i = 0; i < p->u.tuple.n; i++)
+    if (!irrefutable(p->u.tuple.fields[i])) return false;
+  return true;
+}
+
+/* Does a match every value b matches? */
+static bool subsumes(const Pattern *a, const Pattern *b) {
+  if (irrefutable(a)) return true;
+  switch (a->kind) {
+  case PAT_WILDCARD:
+  case PAT_VAR: return true;
+  case PAT_CTOR:
+    if (b->kind != PAT_CTOR || b->u.ctor.ctor != a->u.ctor.ctor || b->u.ctor.n != a->u.ctor.n) return false;
+    for (int i = 0; i < a->u.ctor.n; i++)
+      if (!subsumes(a->u.ctor.args[i], b->u.ctor.args[i])) return false;
+    return true;
+  case PAT_TUPLE:
+    if (b->kind != PAT_TUPLE || b->u.tuple.n != a->u.tuple.n) return false;
+    for (int i = 0; i < a->u.tuple.n; i++)
+      if (!subsumes(a->u.tuple.fields[i], b->u.tuple.fields[i])) return false;
+    return true;
+  default: RLY_UNREACHABLE();
+  }
+}
+
+static bool shadowed(const Expr *e, int i) {
+  for (int j = 0; j < i; j++)
+    if (subsumes(e->u.match.clauses[j].pat, e->u.match.clauses[i].pat)) return true;
+  return false;
+}
+
+/* root without the shadowed clauses of its matches (root itself when it
+** has none). */
+static Expr *drop_shadowed(Module *m, Expr *root) {
+  ExprVec order = {0};
+  pass_postorder(root, &order);
+  bool any = false;
+  for (int i = 0; i < order.len && !any; i++) {
+    Expr *e = order.data[i];
+    for (int k = 1; e->kind == EXPR_MATCH && k < e->u.match.nclauses && !any; k++) any = shadowed(e, k);
+  }
+  Expr *result = root;
+  if (any) {
+    size_t n = m->nexprs ? m->nexprs : 1;
+    Expr **to = rly_xcalloc(n, sizeof(Expr *));
+    ExprVec kids = {0}, nk = {0};
+    for (int i = 0; i < order.len; i++) {
+      Expr *e = order.data[i];
+      if (pass_is_atom(e)) {
+        to[e->id] = e;
+        continue;
+      }
+      kids.len = nk.len = 0;
+      pass_kids(e, &kids);
+      for (int k = 0; k < kids.len; k++) VEC_PUSH(&nk, to[kids.data[k]->id] ? to[kids.data[k]->id] : kids.data[k]);
+      bool drop_any = false;
+      for (int k = 1; e->kind == EXPR_MATCH && k < e->u.match.nclauses && !drop_any; k++) drop_any = shadowed(e, k);
+      Expr *r = pass_rebuild(m, e, nk.data, drop_any);
+      if (drop_any) { /* r is a fresh copy: keep the live clauses */
+        int live = 0;
+        for (int k = 0; k < e->u.match.nclauses; k++)
+          if (!shadowed(e, k)) r->u.match.clauses[live++] = r->u.match.clauses[k];
+        r->u.match.nclauses = live;
+      }
+      to[e->id] = r;
+    }
+    result = to[root->id];
+    VEC_FREE(&kids);
+    VEC_FREE(&nk);
+    free(to);
+  }
+  VEC_FREE(&order);
+  return result;
+}
+
 /* Drops one reference to e; cascades when e becomes unreferenced. */
 static void drop(Dce *D, Expr *e) {
   VEC_PUSH(&D->dead, e);
@@ -88,6 +174,7 @@ static void drop(Dce *D, Expr *e) {
 
 Expr *pass_dce(PassCtx *ctx, Expr *root) {
   Module *m = ctx->m;
+  root = drop_shadowed(m, root);
   size_t n = m->nexprs ? m->nexprs : 1;
   Dce D = {0};
   D.refs = rly_xcalloc(n, sizeof(uint32_t));
