@@ -1691,14 +1691,14 @@ static void emit_group(Cg *cg, Group *G) {
     CFunc *F = G->members.data[m];
     for (int i = 0; i < F->locals.len; i++) sb_printf(o, "  rlyrt_object *v%u = NULL;\n", F->locals.data[i]->id);
   }
+  /* (void): a scalar parameter is read on entry even when the body never
+  ** uses it, and a scalar let may be dead after A-normal form (a pure
+  ** operator on the result of a call or a ref_read; dce runs before anf
+  ** only, as the re-inference after primitive needs the dead lets'
+  ** annotations). */
   for (int i = 0; i < cg->uvars.len; i++)
-    sb_printf(o, "  %s s%u = 0;\n", scalar_ctype(cg->uvars.data[i]->type), cg->uvars.data[i]->id);
-  /* A scalar parameter is read on entry even when the body never uses it. */
-  for (int m = 0; m < G->members.len; m++) {
-    CFunc *F = G->members.data[m];
-    for (int i = 0; i < F->fn->u.func.nparams; i++)
-      if (cg->uvar[F->fn->u.func.params[i]->id]) sb_printf(o, "  (void)s%u;\n", F->fn->u.func.params[i]->id);
-  }
+    sb_printf(o, "  %s s%u = 0;\n  (void)s%u;\n", scalar_ctype(cg->uvars.data[i]->type), cg->uvars.data[i]->id,
+              cg->uvars.data[i]->id);
   if (planned) /* the workspace's tensors: static refcount, data at their planned offsets */
     for (int i = 0; i < F0->locals.len; i++) {
       const Expr *var = F0->locals.data[i];
@@ -2176,9 +2176,7 @@ bool codegen_module(Module *m, const CodegenOptions *o, StrBuf *c, StrBuf *h, Di
   expr_to_main(m);
   Walker uw = {unfuse, m};
   for (int i = 0; i < m->ndefs; i++) ir_walk(&uw, m->defs[i]->func);
-  /* dce again after anf: a pure operator call on the result of an impure
-  ** value (a call, a ref_read) becomes a dead let of its own. */
-  static const char *const pipeline[] = {"dce", "anf", "dce", "primitive"};
+  static const char *const pipeline[] = {"dce", "anf", "primitive"};
   if (!pass_run(m, pipeline, (int)RLY_COUNTOF(pipeline), d)) return false;
   if (!pass_module_typed(m) && !pass_retype(m, d)) return false;
   Cg cg = {0};
