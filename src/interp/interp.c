@@ -120,6 +120,8 @@ struct Interp {
   Vec(Ctor *) ctor_list;
   uint32_t *parent_start; /* per id + 1: parents of shared nodes, CSR into parents */
   Expr **parents;
+  uint32_t *hoist_start;  /* per id + 1: CSR into hoist (IF and MATCH nodes) */
+  Expr **hoist;           /* shared nodes evaluated after the condition (scrutinee) */
   KCache *kcache;        /* per CALL id */
   rlyrt_tensor **consts; /* per CONST id: a static tensor over the constant's data */
   Vec(rlyrt_tensor *) const_list;
@@ -129,6 +131,7 @@ struct Interp {
 ** kept (parent, child) to find, later, the parents of shared nodes. */
 typedef struct Edge {
   Expr *parent, *child;
+  int slot; /* the child's scope: -1 the parent's, else the parent's branch, clause or body */
 } Edge;
 
 typedef struct CountState {
@@ -137,12 +140,14 @@ typedef struct CountState {
   Vec(Edge) edges;
 } CountState;
 
-static void count_child(CountState *cs, Expr *c) {
+static void count_child_in(CountState *cs, Expr *c, int slot) {
   if (!c || c->id >= cs->I->n) return;
   if (cs->I->shared[c->id] < 2) cs->I->shared[c->id]++;
-  Edge ed = {cs->parent, c};
+  Edge ed = {cs->parent, c, slot};
   VEC_PUSH(&cs->edges, ed);
 }
+
+static void count_child(CountState *cs, Expr *c) { count_child_in(cs, c, -1); }
 
 static WalkResult count_visit(Walker *w, Expr *e) {
   CountState *cs = w->data;
@@ -164,13 +169,13 @@ static WalkResult count_visit(Walker *w, Expr *e) {
     break;
   case EXPR_IF:
     count_child(cs, e->u.if_.cond);
-    count_child(cs, e->u.if_.then_);
-    count_child(cs, e->u.if_.else_);
+    count_child_in(cs, e->u.if_.then_, 0);
+    count_child_in(cs, e->u.if_.else_, 1);
     break;
-  case EXPR_FUNC: count_child(cs, e->u.func.body); break;
+  case EXPR_FUNC: count_child_in(cs, e->u.func.body, 0); break;
   case EXPR_MATCH:
     count_child(cs, e->u.match.scrut);
-    for (int i = 0; i < e->u.match.nclauses; i++) count_child(cs, e->u.match.clauses[i].body);
+    for (int i = 0; i < e->u.match.nclauses; i++) count_child_in(cs, e->u.match.clauses[i].body, i);
     break;
   case EXPR_REF_NEW: count_child(cs, e->u.ref_new.value); break;
   case EXPR_REF_READ: count_child(cs, e->u.ref_read.ref); break;
@@ -181,6 +186,161 @@ static WalkResult count_visit(Walker *w, Expr *e) {
   default: break;
   }
   return WALK_CONTINUE;
+}
+
+/* {==== Where shared nodes are evaluated ====}
+**
+** A shared node is evaluated once, in its home: the innermost scope
+** (function body, if branch, match clause) holding all its uses, where
+** evaluation first needs it. That is where ToANormalForm binds it and
+** where the printer puts its `%N =` line. When the first use is inside an
+** if or a match of the home (in a branch, maybe one that does not run),
+** the node is evaluated after the condition or scrutinee and before the
+** branch: plan_hoists lists, per if and match node, the shared nodes to
+** evaluate there, in evaluation order. (A node used inside a function
+** literal and outside it is evaluated when the closure is built: see
+** func_callable.) */
+
+typedef struct Scope {
+  int parent, depth;
+  Expr *owner; /* the IF, MATCH or FUNC node whose branch, clause or body it is */
+} Scope;
+
+typedef struct Hoist {
+  Expr *at, *node;
+  uint32_t order; /* the node's position in evaluation order */
+} Hoist;
+
+static int scope_lca(const Scope *s, int a, int b) {
+  if (a < 0 || b < 0) return a < 0 ? b : a;
+  while (s[a].depth > s[b].depth) a = s[a].parent;
+  while (s[b].depth > s[a].depth) b = s[b].parent;
+  while (a != b) {
+    a = s[a].parent;
+    b = s[b].parent;
+  }
+  return a;
+}
+
+static int cmp_hoist(const void *a, const void *b) {
+  const Hoist *x = a, *y = b;
+  if (x->at->id != y->at->id) return x->at->id < y->at->id ? -1 : 1;
+  return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Atoms have no effect and are not remembered: never evaluated ahead. (A
+** function literal is: building its closure evaluates what it captures.) */
+static bool is_atom(const Expr *e) {
+  return e->kind == EXPR_VAR || e->kind == EXPR_CONST || e->kind == EXPR_GLOBAL || e->kind == EXPR_OP ||
+         e->kind == EXPR_CTOR;
+}
+
+/* Fills I->hoist_start and I->hoist from the edges (grouped by parent, in
+** evaluation order, as count_visit pushed them). */
+static void plan_hoists(Interp *I, const Edge *edges, int nedges) {
+  uint32_t n = I->n ? I->n : 1;
+  uint32_t *first = rly_xcalloc(n, sizeof(uint32_t)), *nkids = rly_xcalloc(n, sizeof(uint32_t));
+  uint32_t *indeg = rly_xcalloc(n, sizeof(uint32_t)), *order = rly_xcalloc(n, sizeof(uint32_t));
+  int *home = rly_xmalloc(sizeof(int) * n), *base = rly_xmalloc(sizeof(int) * n);
+  for (uint32_t i = 0; i < n; i++) home[i] = base[i] = -1;
+  for (int i = 0; i < nedges; i++) {
+    uint32_t p = edges[i].parent->id;
+    if (!nkids[p]++) first[p] = (uint32_t)i;
+    indeg[edges[i].child->id]++;
+  }
+  Vec(Scope) scopes = {0};
+  Vec(Expr *) roots = {0}, todo = {0};
+  for (int i = 0; i < I->m->ndefs; i++) VEC_PUSH(&roots, I->m->defs[i]->func);
+  if (I->m->expr) {
+    Scope top = {-1, 0, NULL};
+    VEC_PUSH(&scopes, top);
+    home[I->m->expr->id] = 0;
+    VEC_PUSH(&roots, I->m->expr);
+  }
+  /* Evaluation order: a post-order of the edges from every root. */
+  uint32_t pos = 0;
+  uint8_t *seen = rly_xcalloc(n, 1);
+  Vec(uint32_t) next = {0};
+  for (int r = 0; r < roots.len; r++) {
+    if (seen[roots.data[r]->id]) continue;
+    seen[roots.data[r]->id] = 1;
+    VEC_PUSH(&todo, roots.data[r]);
+    VEC_PUSH(&next, 0);
+    while (todo.len) {
+      Expr *x = VEC_LAST(&todo);
+      uint32_t k = VEC_LAST(&next);
+      if (k < nkids[x->id]) {
+        next.data[next.len - 1]++;
+        Expr *c = edges[first[x->id] + k].child;
+        if (!seen[c->id]) {
+          seen[c->id] = 1;
+          VEC_PUSH(&todo, c);
+          VEC_PUSH(&next, 0);
+        }
+      } else {
+        order[x->id] = pos++;
+        todo.len--;
+        next.len--;
+      }
+    }
+  }
+  /* Homes, parents before children (Kahn's order): a node's home is the
+  ** least common ancestor of the scopes of its uses. */
+  for (int r = 0; r < roots.len; r++)
+    if (!indeg[roots.data[r]->id]) VEC_PUSH(&todo, roots.data[r]);
+  while (todo.len) {
+    Expr *x = VEC_POP(&todo);
+    int nscopes = x->kind == EXPR_IF ? 2 : x->kind == EXPR_MATCH ? x->u.match.nclauses : x->kind == EXPR_FUNC;
+    if (nscopes) base[x->id] = scopes.len;
+    for (int k = 0; k < nscopes; k++) {
+      Scope s = {home[x->id], home[x->id] >= 0 ? scopes.data[home[x->id]].depth + 1 : 0, x};
+      VEC_PUSH(&scopes, s);
+    }
+    for (uint32_t k = 0; k < nkids[x->id]; k++) {
+      const Edge *ed = &edges[first[x->id] + k];
+      uint32_t c = ed->child->id;
+      int s = ed->slot < 0 ? home[x->id] : base[x->id] + ed->slot;
+      home[c] = home[c] < 0 ? s : scope_lca(scopes.data, home[c], s);
+      if (!--indeg[c]) VEC_PUSH(&todo, ed->child);
+    }
+  }
+  /* A use of a shared node in a scope below its home: the if or match
+  ** owning the branch between them evaluates the node first. */
+  Vec(Hoist) hs = {0};
+  for (int i = 0; i < nedges; i++) {
+    const Edge *ed = &edges[i];
+    Expr *c = ed->child;
+    if (!I->shared[c->id] || is_atom(c) || home[c->id] < 0) continue;
+    int s = ed->slot < 0 ? home[ed->parent->id] : base[ed->parent->id] + ed->slot;
+    if (s < 0 || s == home[c->id]) continue;
+    while (scopes.data[s].parent != home[c->id]) s = scopes.data[s].parent;
+    Expr *at = scopes.data[s].owner;
+    if (at->kind != EXPR_IF && at->kind != EXPR_MATCH) continue;
+    Hoist h = {at, c, order[c->id]};
+    VEC_PUSH(&hs, h);
+  }
+  if (hs.len > 1) qsort(hs.data, (size_t)hs.len, sizeof(Hoist), cmp_hoist);
+  I->hoist_start = rly_xcalloc((size_t)n + 1, sizeof(uint32_t));
+  I->hoist = rly_xcalloc((size_t)hs.len + 1, sizeof(Expr *));
+  int nh = 0;
+  for (int i = 0; i < hs.len; i++) {
+    if (i && hs.data[i].at == hs.data[i - 1].at && hs.data[i].node == hs.data[i - 1].node) continue;
+    I->hoist[nh++] = hs.data[i].node;
+    I->hoist_start[hs.data[i].at->id + 1]++;
+  }
+  for (uint32_t i = 0; i < n; i++) I->hoist_start[i + 1] += I->hoist_start[i];
+  VEC_FREE(&hs);
+  VEC_FREE(&scopes);
+  VEC_FREE(&roots);
+  VEC_FREE(&todo);
+  VEC_FREE(&next);
+  free(seen);
+  free(first);
+  free(nkids);
+  free(indeg);
+  free(order);
+  free(home);
+  free(base);
 }
 
 Interp *interp_new(Module *m, const SourceMap *sm) {
@@ -218,6 +378,7 @@ Interp *interp_new(Module *m, const SourceMap *sm) {
     if (I->shared[c]) I->parents[I->parent_start[c] + fill[c]++] = ed->parent;
   }
   free(fill);
+  plan_hoists(I, cs.edges.data, cs.edges.len);
   VEC_FREE(&cs.edges);
   return I;
 }
@@ -230,6 +391,8 @@ void interp_free(Interp *I) {
   free(I->shared);
   free(I->parent_start);
   free(I->parents);
+  free(I->hoist_start);
+  free(I->hoist);
   free(I->self_of);
   free(I->callables);
   free(I->kcache);
@@ -401,6 +564,7 @@ typedef enum {
   K_REF_READ,
   K_REF_WRITE,
   K_CLOSURE,    /* the captured shared nodes are on the value stack: build the closure */
+  K_DROP,       /* pop and release a value (a shared node evaluated ahead of its use) */
   K_RETURN,     /* the activation is finished: free it */
 } KKind;
 
@@ -461,6 +625,17 @@ static rlyrt_status make_closure(Machine *M, Expr *e, Act *act) {
   push_val(M, &clo->obj);
   if (I->shared[e->id]) act_put(act, e->id, rlyrt_retain(&clo->obj));
   return RLYRT_OK;
+}
+
+/* After the condition or scrutinee of e (pushed next): the shared nodes
+** whose home holds e and whose first use is in e's branches. */
+static void push_hoists(Machine *M, Expr *e, Act *act) {
+  Interp *I = M->I;
+  if (e->id >= I->n) return;
+  for (uint32_t k = I->hoist_start[e->id + 1]; k > I->hoist_start[e->id]; k--) {
+    push_item(M, K_DROP, NULL, act);
+    push_item(M, K_EVAL, I->hoist[k - 1], act);
+  }
 }
 
 /* Starts evaluating e in act. */
@@ -538,10 +713,12 @@ static rlyrt_status eval(Machine *M, Expr *e, Act *act) {
     break;
   case EXPR_IF:
     push_item(M, K_IF, e, act);
+    push_hoists(M, e, act);
     push_item(M, K_EVAL, e->u.if_.cond, act);
     break;
   case EXPR_MATCH:
     push_item(M, K_MATCH, e, act);
+    push_hoists(M, e, act);
     push_item(M, K_EVAL, e->u.match.scrut, act);
     break;
   case EXPR_REF_NEW:
@@ -674,6 +851,7 @@ static rlyrt_status run(Machine *M) {
     case K_MEMO: act_put(it.act, e->id, rlyrt_retain(VEC_LAST(&M->vals))); break;
     case K_RETURN: act_free(it.act); break;
     case K_CLOSURE: s = make_closure(M, e, it.act); break;
+    case K_DROP: rlyrt_release(pop_val(M)); break;
     case K_TUPLE: {
       int n = e->u.tuple.n;
       rlyrt_tuple *t = rlyrt_tuple_new(n);

@@ -59,10 +59,11 @@
 ** only.
 **
 ** Evaluation order note: a shared node whose uses are in a branch and
-** after the if is evaluated before the if (once), as the printer binds it
-** and as TVM's ToANormalForm does; the interpreter evaluates such a node
-** at its first use. The two differ only if the branch has effects that
-** the node observes. */
+** after the if (or in both branches) is evaluated before the if, after its
+** condition, once, as the printer binds it and as TVM's ToANormalForm
+** does, also when that branch does not run; the interpreter evaluates it
+** at the same place (interp.c, plan_hoists), so effects between the if
+** and a later use are not seen by the node in either. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -43,6 +43,7 @@ class Tools:
         self.relayc = os.path.abspath(args.relayc)
         self.npycmp = os.path.abspath(args.npycmp)
         self.cc = args.cc
+        self.cflags = args.cflags
         self.levels = args.levels.split(',')
         self.rtol = args.rtol
         self.atol = args.atol
@@ -136,6 +137,8 @@ class Runner:
         cmd = [self.t.relayc, 'build', relay, '-' + level, '-o', so]
         if self.t.cc:
             cmd += ['--cc', self.t.cc]
+        if self.t.cflags:
+            cmd += ['--cflags', self.t.cflags]
         rc, out, err = run(cmd, max(120, self.t.timeout * 4))
         if rc is None:
             return None, ('timeout', 'relayc build: ' + err)
@@ -456,6 +459,7 @@ def main():
     ap.add_argument('--relayc', required=True)
     ap.add_argument('--npycmp', required=True)
     ap.add_argument('--cc', default=None, help='the C compiler (relayc build --cc)')
+    ap.add_argument('--cflags', default=None, help='more C compiler flags (relayc build --cflags), e.g. sanitizers')
     ap.add_argument('--levels', default='O0,O2,O3')
     ap.add_argument('--rtol', default='1e-5')
     ap.add_argument('--atol', default='1e-6')

@@ -616,6 +616,7 @@ DEFAULT_KNOBS = {
     'ninputs': (1, 4),
     'budget': 400,        # calls per run of @main, roughly
     'special': 2,         # percent of input values that are NaN, inf, -0 or a dtype's extremes
+    'big': 8,             # percent of 1-d and 2-d shapes with one dimension of 5..19
 }
 
 # Smaller programs for the fixed seeds of `make test` (its time is the C
@@ -668,6 +669,12 @@ class Gen:
         md = self.knobs['max_dim']
         if rank == 3:
             md = min(md, 3)
+        if rank and rank <= 2 and self.r.random() * 100 < self.knobs['big']:
+            # one long dimension: loops long enough for the C compiler to
+            # vectorize and unroll them
+            dims = [self.r.randint(1, md) for _ in range(rank)]
+            dims[self.r.randrange(rank)] = self.r.randint(5, 19)
+            return tuple(dims)
         return tuple(self.r.randint(1, md) for _ in range(rank))
 
     def rand_dtype(self):
@@ -725,7 +732,11 @@ class Gen:
         return ('tuple', tuple(self.field_ty() for _ in range(self.r.randint(1, 3))))
 
     def ref_ty(self):
-        return ('ref', self.field_ty())
+        """A reference to a tensor or an ADT value, never to a function: a
+        closure that calls what a reference holds could be stored in it and
+        recurse forever."""
+        t = self.field_ty()
+        return ('ref', t if t[0] != 'fn' else self.tensor_ty())
 
     def fn_ty(self, simple=False):
         c = self.r.random()
@@ -1079,6 +1090,17 @@ class Gen:
         args = self.args_for(v.ty[1], env, d, cx, v.counter)
         return N('call', ty, [N('var', v.ty, a=v.name)] + args)
 
+    def ret_annot(self, t):
+        """A function literal's return annotation: sometimes none, but always
+        when the result holds an ADT (a `Nil` alone has no type argument)."""
+        def adt(x):
+            if x[0] == 'adt':
+                return True
+            if x[0] in ('tuple', 'fn'):
+                return any(adt(y) for y in x[1]) or (x[0] == 'fn' and adt(x[2]))
+            return x[0] == 'ref' and adt(x[1])
+        return t if adt(t) or self.chance(0.6) else None
+
     def lambda_(self, ty, env, d, cx):
         params = [(self.fresh('p'), t) for t in ty[1]]
         inner = env + [Var(p, t) for p, t in params]
@@ -1087,7 +1109,7 @@ class Gen:
             body = self.leaf(ty[2], inner, lcx)
         else:
             body = self.body(ty[2], inner, self.r.randint(0, 2), d - 1, lcx)
-        return N('fn', ty, [body], (params, ty[2] if self.chance(0.6) else None))
+        return N('fn', ty, [body], (params, self.ret_annot(ty[2])))
 
     def adt_value(self, ty, env, d, cx, nonempty=False):
         """A constructor application; nonempty: not a constructor without
@@ -1533,7 +1555,10 @@ class Gen:
 
     def inj_stack(self, ty, env, d, cx):
         dt, s = ty[1], ty[2]
-        ax = self.r.randrange(len(s))
+        axes = [i for i, x in enumerate(s) if x <= 4]
+        if not axes:
+            return None
+        ax = self.pick(axes)
         part = s[:ax] + s[ax + 1:]
         xs = [self.sub(T(dt, part), env, d, cx) for _ in range(s[ax])]
         tup = N('tuple', ('tuple', tuple(x.ty for x in xs)), xs)
@@ -1936,7 +1961,7 @@ class Gen:
             v = self.pick(refs)
             val = self.expr(v.ty[1], inner + [v], 1, lcx)
             body = N('seq', body.ty, [N('rwrite', UNIT, [N('var', v.ty, a=v.name), val]), body])
-        return N('fn', ty, [body], (params, ty[2] if self.chance(0.6) else None))
+        return N('fn', ty, [body], (params, self.ret_annot(ty[2])))
 
     def local_loop(self, name, env, d, cx):
         """let %f = fn (%i: int32, %acc: T, ...) { if (%i <= 0) { %acc } else

@@ -12,7 +12,10 @@ name unique), so an edit keeps it well typed by construction:
   exprs    replace a sub-expression by a zero of its type;
   kids     replace an operator call, an if or a let by one of its parts of
            the same type;
-  params   drop @main's parameters nothing uses (and their inputs).
+  params   drop @main's parameters nothing uses (and their inputs);
+  dims     make one dimension size smaller everywhere it occurs (types,
+           shape= and newshape= attributes, inputs and constants, whose
+           values are cut), largest sizes first.
 
 Edits are tried by ddmin over each kind (halves, quarters, ... then one by
 one, restarting after each success), outer nodes first, until a whole
@@ -25,6 +28,7 @@ loop.
 """
 
 import os
+import re
 import sys
 import time
 
@@ -168,6 +172,87 @@ def edits_of(cands):
     return edits
 
 
+def map_type(t, f):
+    """Type t with every dimension size mapped by f."""
+    k = t[0]
+    if k == 'T':
+        return ('T', t[1], tuple(f(d) for d in t[2]))
+    if k == 'tuple':
+        return ('tuple', tuple(map_type(x, f) for x in t[1]))
+    if k == 'fn':
+        return ('fn', tuple(map_type(x, f) for x in t[1]), map_type(t[2], f))
+    if k == 'adt':
+        return ('adt', t[1], tuple(map_type(x, f) for x in t[2]))
+    if k == 'ref':
+        return ('ref', map_type(t[1], f))
+    return t
+
+
+def map_pattern(p, f):
+    if p[0] == 'v':
+        return ('v', p[1], map_type(p[2], f), p[3])
+    if p[0] == 'c':
+        return ('c', p[1], [map_pattern(q, f) for q in p[2]])
+    if p[0] == 't':
+        return ('t', [map_pattern(q, f) for q in p[1]])
+    return p
+
+
+def map_attrs(text, f):
+    """The shape= and newshape= lists of an attribute text, mapped by f
+    (newshape's codes 0, -1, ... stay)."""
+    def one(m):
+        xs = [int(x) for x in m.group(2).split(',') if x.strip()]
+        return '%s[%s]' % (m.group(1), ', '.join(str(f(x) if x > 0 else x) for x in xs))
+    return re.sub(r'(\b(?:shape|newshape)=)\[([-0-9, ]*)\]', one, text)
+
+
+def map_node(n, f):
+    m = copy_node(n, [map_node(k, f) for k in n.kids])
+    m.ty = map_type(n.ty, f)
+    if n.k == 'let':
+        m.a = (n.a[0], map_type(n.a[1], f))
+    elif n.k in ('fn', 'prim'):
+        m.a = ([(p, map_type(t, f)) for p, t in n.a[0]], map_type(n.a[1], f) if n.a[1] else None)
+    elif n.k == 'match':
+        m.a = (n.a[0], [map_pattern(p, f) for p in n.a[1]])
+    elif n.k == 'op':
+        m.a = (n.a[0], map_attrs(n.a[1], f), n.a[2])
+    elif n.k == 'meta':
+        m.a = (n.a[0][:rg.numel(m.ty[2])], n.a[1])
+    return m
+
+
+def dims_of(prog):
+    out = set()
+
+    def add(t):
+        if t[0] == 'T':
+            out.update(d for d in t[2] if d > 1)
+        elif t[0] in ('tuple', 'fn', 'adt', 'ref'):
+            for x in (t[1] if t[0] in ('tuple', 'fn') else t[2] if t[0] == 'adt' else (t[1],)):
+                add(x)
+            if t[0] == 'fn':
+                add(t[2])
+    for d in prog.defs:
+        for n in walk(d.body):
+            add(n.ty)
+    return sorted(out, reverse=True)
+
+
+def map_dims(prog, old, new):
+    """prog with every dimension of size old made new."""
+    def f(x):
+        return new if x == old else x
+    defs = [rg.Def(d.name, d.tparams, [(p, map_type(t, f)) for p, t in d.params], map_type(d.ret, f),
+                   map_node(d.body, f), d.cost, d.kind, d.recursive) for d in prog.defs]
+    inputs = []
+    for name, t, values in prog.inputs:
+        t2 = map_type(t, f)
+        inputs.append((name, t2, values[:rg.numel(t2[2])]))
+    return rg.Program(defs, inputs, prog.prefix)
+
+
 def shrink(runner, prog, sig, levels, seconds, log=print):
     """The smallest program found that still fails with signature sig
     (within seconds), and the number of programs tried."""
@@ -182,7 +267,7 @@ def shrink(runner, prog, sig, levels, seconds, log=print):
         return bool(fails) and runner.signature(fails) == sig
 
     def lines(p):
-        return rg.module_text([p]).count('\n')
+        return rg.module_text([p]).split('#[metadata]')[0].count('\n')
 
     def ddmin(p, kind):
         cands = candidates(p, kind)
@@ -224,6 +309,14 @@ def shrink(runner, prog, sig, levels, seconds, log=print):
             q = apply(prog, {}, drop_params=set(unused))
             if fails_same(q):
                 prog = q
+        for dim in dims_of(prog):
+            for new in sorted({1, dim - 1}):
+                if time.time() >= deadline:
+                    break
+                q = map_dims(prog, dim, new)
+                if fails_same(q):
+                    prog = q
+                    break
         if rg.module_text([prog]) == before:
             break
     log('shrunk from %d to %d lines with %d tests' % (start, lines(prog), tests[0]))
