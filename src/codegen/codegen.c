@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "base/vec.h"
-#include "codegen/lower.h"
+#include "lower/lower.h"
 #include "ops/ops.h"
 #include "passes/pass.h"
 #include "types/infer.h"

@@ -12,7 +12,7 @@
 **   constant C stack;
 ** - match becomes a switch over the constructor tag, then the clauses
 **   that can match that constructor in order;
-** - every Primitive function becomes a kernel (codegen/lower.h);
+** - every Primitive function becomes a kernel (lower/lower.h);
 ** - constants are one aligned binary blob (a string literal, which C
 **   compilers read quickly), and static tensor objects pointing into it;
 ** - a module description (rlyrt_module_info): every global with its Relay

@@ -1,4 +1,4 @@
-/* test_lower.c: lower_loops (codegen/lower_loops.c) against the reference
+/* test_lower.c: lower_loops (lower/loops.c) against the reference
 ** kernels' case tables (the .txt files of tests/kernels, format: test_kernels.c).
 ** Run from the repository root.
 **
@@ -29,7 +29,7 @@
 #include "cases.h"
 #include "check.h"
 #include "kernel_check.h"
-#include "codegen/lower.h"
+#include "lower/lower.h"
 #include "driver/driver.h"
 #include "interp/kcall.h"
 #include "ops/ops.h"

@@ -21,7 +21,7 @@
 **
 ** Two ways to implement a kernel:
 ** - lower_loops: plain C loops generated from the lowering table
-**   (codegen/lower.def) for the operators that have an entry there, when
+**   (lower/lower.def) for the operators that have an entry there, when
 **   every shape is static and every dtype is one the entry supports;
 ** - lower_reference: a call of the runtime's reference kernel for the
 **   operator (runtime/kernels), with the attributes and the result types

@@ -1,4 +1,4 @@
-/* lower_ref.c: kernels that call the runtime's reference kernels.
+/* lower/reference.c: kernels that call the runtime's reference kernels.
 **
 ** The call is the one the interpreter makes (interp/kcall.c), frozen into
 ** static data: the attributes (every field of the op's class, defaults
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "base/vec.h"
-#include "codegen/lower.h"
+#include "lower/lower.h"
 #include "ops/ops.h"
 
 static const struct {

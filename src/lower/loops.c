@@ -1,5 +1,5 @@
-/* lower_loops.c: kernels as plain C loops, generated from the lowering
-** table (codegen/lower.def), never written per program or per operator.
+/* lower/loops.c: kernels as plain C loops, generated from the lowering
+** table (lower/lower.def), never written per program or per operator.
 **
 ** A kernel allocates its result from the static type, then walks the
 ** result's elements in row-major order, reading each operand at the
@@ -38,7 +38,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "codegen/lower.h"
+#include "lower/lower.h"
 #include "ops/ops.h"
 
 enum { MAX_NDIM = 64, MAX_ARGS = 3 }; /* the runtime's largest rank; the table's largest arity */
@@ -60,7 +60,7 @@ typedef struct LowerRow {
 
 static const LowerRow rows[] = {
 #define LOWER(ID, arity, data, result, f, s, u, b) {OP_##ID, arity, data, RR_##result, {f, s, u, b}},
-#include "codegen/lower.def"
+#include "lower/lower.def"
 #undef LOWER
 };
 
