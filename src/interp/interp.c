@@ -127,100 +127,29 @@ struct Interp {
   Vec(rlyrt_tensor *) const_list;
 };
 
-/* Counts parents: a node reached from two parents is shared. The edges are
-** kept (parent, child) to find, later, the parents of shared nodes. */
+/* A parent-child edge of the DAG (ir_kids with IR_KIDS_INNER). */
 typedef struct Edge {
   Expr *parent, *child;
   int slot; /* the child's scope: -1 the parent's, else the parent's branch, clause or body */
 } Edge;
 
-typedef struct CountState {
-  Interp *I;
-  Expr *parent;
-  Vec(Edge) edges;
-} CountState;
-
-static void count_child_in(CountState *cs, Expr *c, int slot) {
-  if (!c || c->id >= cs->I->n) return;
-  if (cs->I->shared[c->id] < 2) cs->I->shared[c->id]++;
-  Edge ed = {cs->parent, c, slot};
-  VEC_PUSH(&cs->edges, ed);
-}
-
-static void count_child(CountState *cs, Expr *c) { count_child_in(cs, c, -1); }
-
-static WalkResult count_visit(Walker *w, Expr *e) {
-  CountState *cs = w->data;
-  Interp *I = cs->I;
-  cs->parent = e;
-  switch (e->kind) {
-  case EXPR_TUPLE:
-    for (int i = 0; i < e->u.tuple.n; i++) count_child(cs, e->u.tuple.fields[i]);
-    break;
-  case EXPR_GET_ITEM: count_child(cs, e->u.get_item.tuple); break;
-  case EXPR_CALL:
-    count_child(cs, e->u.call.callee);
-    for (int i = 0; i < e->u.call.nargs; i++) count_child(cs, e->u.call.args[i]);
-    break;
-  case EXPR_LET:
-    count_child(cs, e->u.let.value);
-    count_child(cs, e->u.let.body);
-    if (e->u.let.value->kind == EXPR_FUNC && e->u.let.value->id < I->n) I->self_of[e->u.let.value->id] = e->u.let.var;
-    break;
-  case EXPR_IF:
-    count_child(cs, e->u.if_.cond);
-    count_child_in(cs, e->u.if_.then_, 0);
-    count_child_in(cs, e->u.if_.else_, 1);
-    break;
-  case EXPR_FUNC: count_child_in(cs, e->u.func.body, 0); break;
-  case EXPR_MATCH:
-    count_child(cs, e->u.match.scrut);
-    for (int i = 0; i < e->u.match.nclauses; i++) count_child_in(cs, e->u.match.clauses[i].body, i);
-    break;
-  case EXPR_REF_NEW: count_child(cs, e->u.ref_new.value); break;
-  case EXPR_REF_READ: count_child(cs, e->u.ref_read.ref); break;
-  case EXPR_REF_WRITE:
-    count_child(cs, e->u.ref_write.ref);
-    count_child(cs, e->u.ref_write.value);
-    break;
-  default: break;
-  }
-  return WALK_CONTINUE;
-}
-
 /* {==== Where shared nodes are evaluated ====}
 **
 ** A shared node is evaluated once, in its home: the innermost scope
 ** (function body, if branch, match clause) holding all its uses, where
-** evaluation first needs it. That is where ToANormalForm binds it and
-** where the printer puts its `%N =` line. When the first use is inside an
-** if or a match of the home (in a branch, maybe one that does not run),
-** the node is evaluated after the condition or scrutinee and before the
-** branch: plan_hoists lists, per if and match node, the shared nodes to
-** evaluate there, in evaluation order. (A node used inside a function
-** literal and outside it is evaluated when the closure is built: see
-** func_callable.) */
-
-typedef struct Scope {
-  int parent, depth;
-  Expr *owner; /* the IF, MATCH or FUNC node whose branch, clause or body it is */
-} Scope;
+** evaluation first needs it (ir_homes). That is where ToANormalForm binds
+** it and where the printer puts its `%N =` line. When the first use is
+** inside an if or a match of the home (in a branch, maybe one that does
+** not run), the node is evaluated after the condition or scrutinee and
+** before the branch: plan_hoists lists, per if and match node, the shared
+** nodes to evaluate there, in evaluation order. (A node used inside a
+** function literal and outside it is evaluated when the closure is built:
+** see func_callable.) */
 
 typedef struct Hoist {
   Expr *at, *node;
   uint32_t order; /* the node's position in evaluation order */
 } Hoist;
-
-static int scope_lca(const Scope *s, int a, int b) {
-  if (a < 0 || b < 0) return a < 0 ? b : a;
-  while (s[a].depth > s[b].depth) a = s[a].parent;
-  while (s[b].depth > s[a].depth) b = s[b].parent;
-  while (a != b) {
-    a = s[a].parent;
-    b = s[b].parent;
-  }
-  return a;
-}
 
 static int cmp_hoist(const void *a, const void *b) {
   const Hoist *x = a, *y = b;
@@ -228,95 +157,30 @@ static int cmp_hoist(const void *a, const void *b) {
   return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* Atoms have no effect and are not remembered: never evaluated ahead. (A
-** function literal is: building its closure evaluates what it captures.) */
-static bool is_atom(const Expr *e) {
-  return e->kind == EXPR_VAR || e->kind == EXPR_CONST || e->kind == EXPR_GLOBAL || e->kind == EXPR_OP ||
-         e->kind == EXPR_CTOR;
-}
-
-/* Fills I->hoist_start and I->hoist from the edges (grouped by parent, in
-** evaluation order, as count_visit pushed them). */
-static void plan_hoists(Interp *I, const Edge *edges, int nedges) {
+/* Fills I->hoist_start and I->hoist. order is the evaluation order (the
+** post-order of the roots), edges every parent-child edge. */
+static void plan_hoists(Interp *I, Expr *const *roots, int nroots, const ExprVec *order, const Edge *edges,
+                        int nedges) {
   uint32_t n = I->n ? I->n : 1;
-  uint32_t *first = rly_xcalloc(n, sizeof(uint32_t)), *nkids = rly_xcalloc(n, sizeof(uint32_t));
-  uint32_t *indeg = rly_xcalloc(n, sizeof(uint32_t)), *order = rly_xcalloc(n, sizeof(uint32_t));
-  int *home = rly_xmalloc(sizeof(int) * n), *base = rly_xmalloc(sizeof(int) * n);
-  for (uint32_t i = 0; i < n; i++) home[i] = base[i] = -1;
-  for (int i = 0; i < nedges; i++) {
-    uint32_t p = edges[i].parent->id;
-    if (!nkids[p]++) first[p] = (uint32_t)i;
-    indeg[edges[i].child->id]++;
-  }
-  Vec(Scope) scopes = {0};
-  Vec(Expr *) roots = {0}, todo = {0};
-  for (int i = 0; i < I->m->ndefs; i++) VEC_PUSH(&roots, I->m->defs[i]->func);
-  if (I->m->expr) {
-    Scope top = {-1, 0, NULL};
-    VEC_PUSH(&scopes, top);
-    home[I->m->expr->id] = 0;
-    VEC_PUSH(&roots, I->m->expr);
-  }
-  /* Evaluation order: a post-order of the edges from every root. */
-  uint32_t pos = 0;
-  uint8_t *seen = rly_xcalloc(n, 1);
-  Vec(uint32_t) next = {0};
-  for (int r = 0; r < roots.len; r++) {
-    if (seen[roots.data[r]->id]) continue;
-    seen[roots.data[r]->id] = 1;
-    VEC_PUSH(&todo, roots.data[r]);
-    VEC_PUSH(&next, 0);
-    while (todo.len) {
-      Expr *x = VEC_LAST(&todo);
-      uint32_t k = VEC_LAST(&next);
-      if (k < nkids[x->id]) {
-        next.data[next.len - 1]++;
-        Expr *c = edges[first[x->id] + k].child;
-        if (!seen[c->id]) {
-          seen[c->id] = 1;
-          VEC_PUSH(&todo, c);
-          VEC_PUSH(&next, 0);
-        }
-      } else {
-        order[x->id] = pos++;
-        todo.len--;
-        next.len--;
-      }
-    }
-  }
-  /* Homes, parents before children (Kahn's order): a node's home is the
-  ** least common ancestor of the scopes of its uses. */
-  for (int r = 0; r < roots.len; r++)
-    if (!indeg[roots.data[r]->id]) VEC_PUSH(&todo, roots.data[r]);
-  while (todo.len) {
-    Expr *x = VEC_POP(&todo);
-    int nscopes = x->kind == EXPR_IF ? 2 : x->kind == EXPR_MATCH ? x->u.match.nclauses : x->kind == EXPR_FUNC;
-    if (nscopes) base[x->id] = scopes.len;
-    for (int k = 0; k < nscopes; k++) {
-      Scope s = {home[x->id], home[x->id] >= 0 ? scopes.data[home[x->id]].depth + 1 : 0, x};
-      VEC_PUSH(&scopes, s);
-    }
-    for (uint32_t k = 0; k < nkids[x->id]; k++) {
-      const Edge *ed = &edges[first[x->id] + k];
-      uint32_t c = ed->child->id;
-      int s = ed->slot < 0 ? home[x->id] : base[x->id] + ed->slot;
-      home[c] = home[c] < 0 ? s : scope_lca(scopes.data, home[c], s);
-      if (!--indeg[c]) VEC_PUSH(&todo, ed->child);
-    }
-  }
+  uint32_t *pos = rly_xcalloc(n, sizeof(uint32_t));
+  for (int i = 0; i < order->len; i++) pos[order->data[i]->id] = (uint32_t)i;
+  IrHomes H;
+  ir_homes(&H, n, roots, nroots, order);
+  const IrScope *sc = H.scopes.data;
   /* A use of a shared node in a scope below its home: the if or match
   ** owning the branch between them evaluates the node first. */
   Vec(Hoist) hs = {0};
   for (int i = 0; i < nedges; i++) {
     const Edge *ed = &edges[i];
     Expr *c = ed->child;
-    if (!I->shared[c->id] || is_atom(c) || home[c->id] < 0) continue;
-    int s = ed->slot < 0 ? home[ed->parent->id] : base[ed->parent->id] + ed->slot;
-    if (s < 0 || s == home[c->id]) continue;
-    while (scopes.data[s].parent != home[c->id]) s = scopes.data[s].parent;
-    Expr *at = scopes.data[s].owner;
+    int home = H.home[c->id];
+    if (!I->shared[c->id] || ir_is_atom(c) || home < 0) continue;
+    int s = ed->slot < 0 ? H.home[ed->parent->id] : H.base[ed->parent->id] + ed->slot;
+    if (s < 0 || s == home) continue;
+    while (sc[s].parent != home) s = sc[s].parent;
+    Expr *at = sc[s].owner;
     if (at->kind != EXPR_IF && at->kind != EXPR_MATCH) continue;
-    Hoist h = {at, c, order[c->id]};
+    Hoist h = {at, c, pos[c->id]};
     VEC_PUSH(&hs, h);
   }
   if (hs.len > 1) qsort(hs.data, (size_t)hs.len, sizeof(Hoist), cmp_hoist);
@@ -330,17 +194,8 @@ static void plan_hoists(Interp *I, const Edge *edges, int nedges) {
   }
   for (uint32_t i = 0; i < n; i++) I->hoist_start[i + 1] += I->hoist_start[i];
   VEC_FREE(&hs);
-  VEC_FREE(&scopes);
-  VEC_FREE(&roots);
-  VEC_FREE(&todo);
-  VEC_FREE(&next);
-  free(seen);
-  free(first);
-  free(nkids);
-  free(indeg);
-  free(order);
-  free(home);
-  free(base);
+  ir_homes_free(&H);
+  free(pos);
 }
 
 Interp *interp_new(Module *m, const SourceMap *sm) {
@@ -359,27 +214,50 @@ Interp *interp_new(Module *m, const SourceMap *sm) {
   for (int i = 0; i < m->ntypes; i++)
     for (int k = 0; k < m->types[i]->nctors; k++) VEC_PUSH(&I->ctor_list, m->types[i]->ctors[k]);
   I->ctors = rly_xcalloc((size_t)(I->ctor_list.len ? I->ctor_list.len : 1), sizeof(Callable *));
-  CountState cs = {I, NULL, {0}};
-  Walker w = {count_visit, &cs};
-  for (int i = 0; i < m->ndefs; i++) ir_walk(&w, m->defs[i]->func);
-  if (m->expr) ir_walk(&w, m->expr);
+  /* Every node once, in evaluation order; its edges count parents (a node
+  ** reached from two parents is shared) and are kept to find, later, the
+  ** parents of shared nodes. */
+  Vec(Expr *) roots = {0};
+  for (int i = 0; i < m->ndefs; i++) VEC_PUSH(&roots, m->defs[i]->func);
+  if (m->expr) VEC_PUSH(&roots, m->expr);
+  ExprVec order = {0};
+  ir_postorder_roots(roots.data, roots.len, IR_KIDS_INNER, &order);
+  Vec(Edge) edges = {0};
+  IrKidVec kids = {0};
+  for (int i = 0; i < order.len; i++) {
+    Expr *e = order.data[i];
+    if (e->kind == EXPR_LET && e->u.let.value->kind == EXPR_FUNC && e->u.let.value->id < I->n)
+      I->self_of[e->u.let.value->id] = e->u.let.var;
+    kids.len = 0;
+    ir_kids_info(e, IR_KIDS_INNER, &kids);
+    for (int k = 0; k < kids.len; k++) {
+      Expr *c = kids.data[k].e;
+      if (!c || c->id >= I->n) continue;
+      if (I->shared[c->id] < 2) I->shared[c->id]++;
+      Edge ed = {e, c, kids.data[k].slot};
+      VEC_PUSH(&edges, ed);
+    }
+  }
+  VEC_FREE(&kids);
   /* Counts of 2 mean shared. */
   for (uint32_t i = 0; i < I->n; i++) I->shared[i] = I->shared[i] >= 2;
   /* Parents of shared nodes, grouped by child (CSR). */
   I->parent_start = rly_xcalloc(n + 1, sizeof(uint32_t));
-  for (int i = 0; i < cs.edges.len; i++)
-    if (I->shared[cs.edges.data[i].child->id]) I->parent_start[cs.edges.data[i].child->id + 1]++;
+  for (int i = 0; i < edges.len; i++)
+    if (I->shared[edges.data[i].child->id]) I->parent_start[edges.data[i].child->id + 1]++;
   for (uint32_t i = 0; i < I->n; i++) I->parent_start[i + 1] += I->parent_start[i];
   uint32_t *fill = rly_xcalloc(n, sizeof(uint32_t));
   I->parents = rly_xcalloc((size_t)I->parent_start[I->n] + 1, sizeof(Expr *));
-  for (int i = 0; i < cs.edges.len; i++) {
-    Edge *ed = &cs.edges.data[i];
+  for (int i = 0; i < edges.len; i++) {
+    Edge *ed = &edges.data[i];
     uint32_t c = ed->child->id;
     if (I->shared[c]) I->parents[I->parent_start[c] + fill[c]++] = ed->parent;
   }
   free(fill);
-  plan_hoists(I, cs.edges.data, cs.edges.len);
-  VEC_FREE(&cs.edges);
+  plan_hoists(I, roots.data, roots.len, &order, edges.data, edges.len);
+  VEC_FREE(&edges);
+  VEC_FREE(&order);
+  VEC_FREE(&roots);
   return I;
 }
 
@@ -403,49 +281,6 @@ void interp_free(Interp *I) {
   free(I);
 }
 
-/* Free variables of a function literal: variables used in its body and
-** bound outside it, in id order (deterministic). */
-typedef struct FreeCollect {
-  Vec(Expr *) used;
-  Vec(Expr *) inside;  /* every node reached from the function */
-  uint8_t *bound;      /* per id: a variable bound inside */
-  uint8_t *in;         /* per id: reached from the function */
-  uint32_t n;
-} FreeCollect;
-
-static void bind_pattern_vars(FreeCollect *fc, const Pattern *p) {
-  switch (p->kind) {
-  case PAT_VAR:
-    if (p->u.var.var->id < fc->n) fc->bound[p->u.var.var->id] = 1;
-    break;
-  case PAT_CTOR:
-    for (int i = 0; i < p->u.ctor.n; i++) bind_pattern_vars(fc, p->u.ctor.args[i]);
-    break;
-  case PAT_TUPLE:
-    for (int i = 0; i < p->u.tuple.n; i++) bind_pattern_vars(fc, p->u.tuple.fields[i]);
-    break;
-  default: break;
-  }
-}
-
-static WalkResult free_visit(Walker *w, Expr *e) {
-  FreeCollect *fc = w->data;
-  if (e->id < fc->n) fc->in[e->id] = 1;
-  VEC_PUSH(&fc->inside, e);
-  switch (e->kind) {
-  case EXPR_VAR: VEC_PUSH(&fc->used, e); break;
-  case EXPR_LET: fc->bound[e->u.let.var->id] = 1; break;
-  case EXPR_FUNC:
-    for (int i = 0; i < e->u.func.nparams; i++) fc->bound[e->u.func.params[i]->id] = 1;
-    break;
-  case EXPR_MATCH:
-    for (int i = 0; i < e->u.match.nclauses; i++) bind_pattern_vars(fc, e->u.match.clauses[i].pat);
-    break;
-  default: break;
-  }
-  return WALK_CONTINUE;
-}
-
 static int cmp_expr_id(const void *a, const void *b) {
   uint32_t x = (*(Expr *const *)a)->id, y = (*(Expr *const *)b)->id;
   return x < y ? -1 : x > y;
@@ -456,21 +291,21 @@ static Callable *func_callable(Interp *I, const Expr *fn) {
   Callable *c = ARENA_NEW(I->arena, Callable);
   c->kind = CALL_FUNC;
   c->fn = fn;
-  FreeCollect fc = {{0}, {0}, rly_xcalloc(I->n ? I->n : 1, 1), rly_xcalloc(I->n ? I->n : 1, 1), I->n};
-  Walker w = {free_visit, &fc};
-  ir_walk(&w, (Expr *)fn);
   /* Shared nodes used both inside the function and outside it belong to
   ** the enclosing scope: the closure captures their values. */
+  ExprVec inside = {0};
+  ir_postorder((Expr *)fn, IR_KIDS_ALL, &inside);
+  uint8_t *in = rly_xcalloc(I->n ? I->n : 1, 1);
+  for (int i = 0; i < inside.len; i++)
+    if (inside.data[i]->id < I->n) in[inside.data[i]->id] = 1;
   Vec(Expr *) nodes = {0};
-  if (fc.inside.len > 1) qsort(fc.inside.data, (size_t)fc.inside.len, sizeof(Expr *), cmp_expr_id);
-  for (int i = 0; i < fc.inside.len; i++) {
-    Expr *x = fc.inside.data[i];
-    if (x == fn || !I->shared[x->id] || x->kind == EXPR_VAR || x->kind == EXPR_CONST || x->kind == EXPR_GLOBAL ||
-        x->kind == EXPR_OP || x->kind == EXPR_CTOR)
-      continue;
+  if (inside.len > 1) qsort(inside.data, (size_t)inside.len, sizeof(Expr *), cmp_expr_id);
+  for (int i = 0; i < inside.len; i++) {
+    Expr *x = inside.data[i];
+    if (x == fn || !I->shared[x->id] || ir_is_atom(x)) continue;
     for (uint32_t k = I->parent_start[x->id]; k < I->parent_start[x->id + 1]; k++) {
       Expr *par = I->parents[k];
-      if (par != fn && !fc.in[par->id]) {
+      if (par != fn && !in[par->id]) {
         VEC_PUSH(&nodes, x);
         break;
       }
@@ -479,14 +314,16 @@ static Callable *func_callable(Interp *I, const Expr *fn) {
   c->nodes = VEC_TO_ARENA(I->arena, &nodes);
   c->nnodes = nodes.len;
   VEC_FREE(&nodes);
-  VEC_FREE(&fc.inside);
-  free(fc.in);
-  if (fc.used.len > 1) qsort(fc.used.data, (size_t)fc.used.len, sizeof(Expr *), cmp_expr_id);
+  VEC_FREE(&inside);
+  free(in);
+  /* Captured variables, in id order (deterministic). */
+  ExprVec fv = {0};
+  ir_free_vars((Expr *)fn, IR_KIDS_ATTRS, &fv);
+  if (fv.len > 1) qsort(fv.data, (size_t)fv.len, sizeof(Expr *), cmp_expr_id);
   Vec(Expr *) free_vars = {0};
   Expr *self = I->self_of[fn->id];
-  for (int i = 0; i < fc.used.len; i++) {
-    Expr *v = fc.used.data[i];
-    if (fc.bound[v->id] || (i && fc.used.data[i - 1] == v)) continue;
+  for (int i = 0; i < fv.len; i++) {
+    Expr *v = fv.data[i];
     if (v == self) {
       c->self = self;
       continue;
@@ -496,8 +333,7 @@ static Callable *func_callable(Interp *I, const Expr *fn) {
   c->free = VEC_TO_ARENA(I->arena, &free_vars);
   c->nfree = free_vars.len;
   VEC_FREE(&free_vars);
-  VEC_FREE(&fc.used);
-  free(fc.bound);
+  VEC_FREE(&fv);
   I->callables[fn->id] = c;
   return c;
 }

@@ -43,8 +43,9 @@
 
 #include "base/vec.h"
 #include "ir/ir.h"
+#include "ir/meta_write.h"
+#include "ir/walk.h"
 #include "ops/ops.h"
-#include "syntax/metadata.h"
 
 /* {==== Scalars ====} */
 
@@ -248,24 +249,16 @@ typedef struct NodeInfo {
   uint32_t clean_of;  /* 1 + id of a variable its subtree does not mention */
   uint32_t dirty_of;  /* 1 + id of a variable its subtree mentions */
   uint8_t uses;       /* references from parent nodes (saturating) */
-  bool seen;          /* visited by analyze */
   bool body_in;       /* reached as a body: let body, fn body, branch, clause */
   bool chain;         /* a LET printed as the continuation of its parent's body */
   const char *name;   /* printed variable name (scratch arena) */
 } NodeInfo;
 
-static const NodeInfo node_info_init = {-1, -1, -1, -1, -1, 0, 0, 0, 0, 0, false, false, false, NULL};
-
-/* A scope of the printed text: a body (definition, fn, branch, clause,
-** let group). Scope 0 is the top level, above every body. */
-typedef struct ScopeInfo {
-  int32_t parent;
-  int32_t depth;
-} ScopeInfo;
+static const NodeInfo node_info_init = {-1, -1, -1, -1, -1, 0, 0, 0, 0, 0, false, false, NULL};
 
 /* An open body while it is being printed. */
 typedef struct OpenScope {
-  int32_t scope;            /* its ScopeInfo index */
+  int32_t scope;            /* its index in Printer.scopes */
   StrBuf *out;              /* where its lines go */
   int indent;               /* its nesting level */
   Vec(uint32_t) bound;      /* ids bound here, forgotten when it closes (heap) */
@@ -282,7 +275,9 @@ typedef struct Printer {
   const PrintOptions *opt;
   NodeInfo *info;           /* heap, grown on demand */
   uint32_t ninfo;
-  Vec(ScopeInfo) scopes;    /* scope tree (heap) */
+  IrScopes scopes;          /* scope tree (heap): a body (definition, fn,
+                            ** branch, clause, let group); scope 0 is the
+                            ** top level, above every body */
   Vec(OpenScope) open;      /* bodies being printed, innermost last (heap) */
   int32_t expr_scope;       /* scope of an expression module's body */
   int32_t next_binding;     /* %N counter of the current definition */
@@ -358,82 +353,41 @@ static void put_ty_comment(Printer *P, StrBuf *sb, const Expr *e) {
 ** a chain continuation when its only use is as a body (let body, fn body,
 ** branch, clause): then its lines continue the enclosing body. */
 
-typedef Vec(const Expr *) ExprVec;
-
+/* A node being looked into: its children are kids[start .. end - 1] of
+** the traversal's child buffer; next is the one to look at next. */
 typedef struct Frame {
   const Expr *e;
-  int next;   /* next child to look at */
-  int target; /* hoist: the open scope it is bound in */
+  int next;   /* hoist: next scope child; mentions: next index in the buffer */
+  int target; /* hoist: the open scope it is bound in; mentions: end */
+  int start;  /* mentions: its first child in the buffer */
 } Frame;
 
-/* The i-th expression e refers to (any scope), or NULL past the last.
-** Binders (let vars, parameters, pattern vars) are not references. */
-static const Expr *any_child(const Expr *e, int i) {
-  switch (e->kind) {
-  case EXPR_CALL:
-    if (i == 0) return e->u.call.callee;
-    return i - 1 < e->u.call.nargs ? e->u.call.args[i - 1] : NULL;
-  case EXPR_TUPLE: return i < e->u.tuple.n ? e->u.tuple.fields[i] : NULL;
-  case EXPR_GET_ITEM: return i == 0 ? e->u.get_item.tuple : NULL;
-  case EXPR_LET: return i == 0 ? e->u.let.value : i == 1 ? e->u.let.body : NULL;
-  case EXPR_IF:
-    return i == 0 ? e->u.if_.cond : i == 1 ? e->u.if_.then_ : i == 2 ? e->u.if_.else_ : NULL;
-  case EXPR_FUNC: return i == 0 ? e->u.func.body : NULL;
-  case EXPR_MATCH:
-    if (i == 0) return e->u.match.scrut;
-    return i - 1 < e->u.match.nclauses ? e->u.match.clauses[i - 1].body : NULL;
-  case EXPR_REF_NEW: return i == 0 ? e->u.ref_new.value : NULL;
-  case EXPR_REF_READ: return i == 0 ? e->u.ref_read.ref : NULL;
-  case EXPR_REF_WRITE: return i == 0 ? e->u.ref_write.ref : i == 1 ? e->u.ref_write.value : NULL;
-  default: return NULL;
-  }
-}
-
-/* Counts, for every node reachable from root, its parent references, and
-** appends the nodes to order in post-order (iteratively: dataflow chains
-** may be very deep). */
-static void count_uses(Printer *P, const Expr *root, ExprVec *order) {
-  if (!root || node_info(P, root)->seen) return;
-  node_info(P, root)->seen = true;
-  Vec(Frame) st = {0};
-  VEC_PUSH(&st, ((Frame){root, 0, 0}));
-  while (st.len) {
-    Frame *f = &VEC_LAST(&st);
-    const Expr *c = any_child(f->e, f->next);
-    if (!c) {
-      VEC_PUSH(order, f->e);
-      st.len--;
-      continue;
-    }
-    f->next++;
-    NodeInfo *ci = node_info(P, c);
-    if (ci->uses < 255) ci->uses++;
-    if (!ci->seen) {
-      ci->seen = true;
-      VEC_PUSH(&st, ((Frame){c, 0, 0}));
+/* Counts, for every node reachable from the roots (inner scopes
+** included), its parent references, and returns the nodes in post-order
+** (ir_postorder_roots: dataflow chains may be very deep). */
+static void count_uses(Printer *P, Expr *const *roots, int nroots, ExprVec *order) {
+  ir_postorder_roots(roots, nroots, IR_KIDS_INNER, order);
+  ExprVec kids = {0};
+  for (int i = 0; i < order->len; i++) {
+    kids.len = 0;
+    ir_kids(order->data[i], IR_KIDS_INNER, &kids);
+    for (int k = 0; k < kids.len; k++) {
+      if (!kids.data[k]) continue;
+      NodeInfo *ci = node_info(P, kids.data[k]);
+      if (ci->uses < 255) ci->uses++;
     }
   }
-  VEC_FREE(&st);
+  VEC_FREE(&kids);
 }
 
-static int32_t new_scope(Printer *P, int32_t parent) {
-  ScopeInfo s = {parent, P->scopes.data[parent].depth + 1};
-  VEC_PUSH(&P->scopes, s);
-  return P->scopes.len - 1;
-}
-
-static int32_t scope_lca(Printer *P, int32_t a, int32_t b) {
-  const ScopeInfo *s = P->scopes.data;
-  while (s[a].depth > s[b].depth) a = s[a].parent;
-  while (s[b].depth > s[a].depth) b = s[b].parent;
-  while (a != b) a = s[a].parent, b = s[b].parent;
-  return a;
+static int32_t new_scope(Printer *P, int32_t parent, Expr *owner) {
+  return ir_scope_new(&P->scopes, parent, owner, 0);
 }
 
 /* Records a use of c from scope (as a body when body). */
 static void use_in(Printer *P, const Expr *c, int32_t scope, bool body) {
   NodeInfo *ci = node_info(P, c);
-  int32_t h = ci->home < 0 ? scope : scope_lca(P, ci->home, scope);
+  int32_t h = ir_scope_lca(&P->scopes, ci->home, scope);
   ci = node_info(P, c);
   ci->home = h;
   if (body) ci->body_in = true;
@@ -443,25 +397,27 @@ static void use_in(Printer *P, const Expr *c, int32_t scope, bool body) {
 ** parents are visited before children (reverse post-order), so a node's
 ** home is final when its own children are assigned. */
 static void analyze(Printer *P, const Module *m) {
-  ScopeInfo top = {-1, 0};
-  VEC_PUSH(&P->scopes, top);
-  ExprVec order = {0};
-  for (int i = 0; i < m->ndefs; i++) count_uses(P, m->defs[i]->func, &order);
-  count_uses(P, m->expr, &order);
+  ir_scope_new(&P->scopes, -1, NULL, 0);
+  ExprVec order = {0}, kids = {0};
+  Vec(Expr *) roots = {0};
+  for (int i = 0; i < m->ndefs; i++) VEC_PUSH(&roots, m->defs[i]->func);
+  VEC_PUSH(&roots, m->expr);
+  count_uses(P, roots.data, roots.len, &order);
+  VEC_FREE(&roots);
   for (int i = 0; i < m->ndefs; i++)
     if (m->defs[i]->func) node_info(P, m->defs[i]->func)->home = 0;
   if (m->expr) {
-    P->expr_scope = new_scope(P, 0);
+    P->expr_scope = new_scope(P, 0, NULL);
     use_in(P, m->expr, P->expr_scope, true);
   }
   for (int i = order.len - 1; i >= 0; i--) {
-    const Expr *e = order.data[i];
+    Expr *e = order.data[i];
     int32_t h = node_info(P, e)->home, base;
     if (h < 0) continue;
     switch (e->kind) {
     case EXPR_IF:
-      base = new_scope(P, h);
-      new_scope(P, h);
+      base = new_scope(P, h, e);
+      new_scope(P, h, e);
       node_info(P, e)->scope_base = base;
       use_in(P, e->u.if_.cond, h, false);
       use_in(P, e->u.if_.then_, base, true);
@@ -469,13 +425,13 @@ static void analyze(Printer *P, const Module *m) {
       break;
     case EXPR_MATCH:
       base = P->scopes.len;
-      for (int k = 0; k < e->u.match.nclauses; k++) new_scope(P, h);
+      for (int k = 0; k < e->u.match.nclauses; k++) new_scope(P, h, e);
       node_info(P, e)->scope_base = base;
       use_in(P, e->u.match.scrut, h, false);
       for (int k = 0; k < e->u.match.nclauses; k++) use_in(P, e->u.match.clauses[k].body, base + k, true);
       break;
     case EXPR_FUNC:
-      base = new_scope(P, h);
+      base = new_scope(P, h, e);
       node_info(P, e)->scope_base = base;
       use_in(P, e->u.func.body, base, true);
       break;
@@ -483,22 +439,22 @@ static void analyze(Printer *P, const Module *m) {
       NodeInfo *ei = node_info(P, e);
       bool chain = ei->body_in && ei->uses <= 1;
       ei->chain = chain;
-      int32_t lines = chain ? h : new_scope(P, h);
+      int32_t lines = chain ? h : new_scope(P, h, e);
       node_info(P, e)->scope_base = lines;
       use_in(P, e->u.let.value, lines, false);
       use_in(P, e->u.let.body, lines, true);
       break;
     }
     default:
-      for (int k = 0;; k++) {
-        const Expr *c = any_child(e, k);
-        if (!c) break;
-        use_in(P, c, h, false);
-      }
+      kids.len = 0;
+      ir_kids(e, 0, &kids);
+      for (int k = 0; k < kids.len; k++)
+        if (kids.data[k]) use_in(P, kids.data[k], h, false);
       break;
     }
   }
   VEC_FREE(&order);
+  VEC_FREE(&kids);
 }
 
 /* {==== Names ====} */
@@ -882,28 +838,34 @@ static bool mentions(Printer *P, const Expr *e, const Expr *var, int at) {
   if (ei->clean_of == mark || (ei->binding >= 0 && ei->bound_at <= at)) return false;
   if (ei->dirty_of == mark) return true;
   Vec(Frame) st = {0};
-  VEC_PUSH(&st, ((Frame){e, 0, 0}));
+  ExprVec kids = {0};
+  ir_kids(e, IR_KIDS_INNER, &kids);
+  VEC_PUSH(&st, ((Frame){e, 0, kids.len, 0}));
   bool found = false;
   while (st.len) {
     Frame *f = &VEC_LAST(&st);
-    const Expr *c = any_child(f->e, f->next);
-    if (!c) {
+    if (f->next == f->target) {
       node_info(P, f->e)->clean_of = mark;
+      kids.len = f->start;
       st.len--;
       continue;
     }
-    f->next++;
+    const Expr *c = kids.data[f->next++];
+    if (!c) continue;
     NodeInfo *ci = node_info(P, c);
     if (c == var || ci->dirty_of == mark) {
       found = true;
       break;
     }
     if (c->kind == EXPR_VAR || ci->clean_of == mark || (ci->binding >= 0 && ci->bound_at <= at)) continue;
-    VEC_PUSH(&st, ((Frame){c, 0, 0}));
+    int start = kids.len;
+    ir_kids(c, IR_KIDS_INNER, &kids);
+    VEC_PUSH(&st, ((Frame){c, start, kids.len, start}));
   }
   /* Every node on the path to the mention mentions var too. */
   for (int i = 0; found && i < st.len; i++) node_info(P, st.data[i].e)->dirty_of = mark;
   VEC_FREE(&st);
+  VEC_FREE(&kids);
   return found;
 }
 
@@ -1054,7 +1016,7 @@ static void bind_expr(Printer *P, const Expr *e, int at) {
 static void hoist(Printer *P, const Expr *root, int at, bool bind_root) {
   if (is_atomic(root) || is_bound(P, root)) return;
   Vec(Frame) st = {0};
-  VEC_PUSH(&st, ((Frame){root, 0, at}));
+  VEC_PUSH(&st, ((Frame){root, 0, at, 0}));
   while (st.len) {
     Frame *f = &VEC_LAST(&st);
     const Expr *c = scope_child(f->e, f->next);
@@ -1062,7 +1024,7 @@ static void hoist(Printer *P, const Expr *root, int at, bool bind_root) {
       f->next++;
       if (is_atomic(c) || is_bound(P, c)) continue;
       int target = bind_target(P, c, f->target);
-      if (target >= 0) VEC_PUSH(&st, ((Frame){c, 0, target}));
+      if (target >= 0) VEC_PUSH(&st, ((Frame){c, 0, target, 0}));
       continue;
     }
     const Expr *e = f->e;

@@ -29,6 +29,7 @@
 
 #include "base/vec.h"
 #include "ir/ir.h"
+#include "ir/walk.h"
 #include "ops/ops.h" /* OpDef.nargs, OpDef.attrs, AttrsClass.nfields */
 
 enum {
@@ -199,17 +200,10 @@ static void bind_pattern(Verifier *v, const Pattern *p, Span at) {
 }
 
 static void unbind_pattern(Verifier *v, const Pattern *p) {
-  if (!p) return;
-  switch (p->kind) {
-  case PAT_VAR: unbind(v, p->u.var.var); break;
-  case PAT_CTOR:
-    for (int i = 0; i < p->u.ctor.n; i++) unbind_pattern(v, p->u.ctor.args[i]);
-    break;
-  case PAT_TUPLE:
-    for (int i = 0; i < p->u.tuple.n; i++) unbind_pattern(v, p->u.tuple.fields[i]);
-    break;
-  default: break;
-  }
+  ExprVec vars = {0};
+  ir_pattern_vars(p, &vars);
+  for (int i = 0; i < vars.len; i++) unbind(v, vars.data[i]);
+  VEC_FREE(&vars);
 }
 
 /* {==== Attributes ====} */

@@ -11,6 +11,7 @@
 **         | if (atom) { body } else { body } | match (atom) { p => body, ... }
 **         | fn (params) { body }
 **   atom  = variable | global | constant | operator | constructor
+**         | a Primitive function literal (not entered)
 ** A def's function stays a function literal whose body has that shape; an
 ** expression module's expression becomes a body. The result is a tree
 ** except for atoms: every non-atomic node has one parent, so a code
@@ -47,10 +48,10 @@
 ** node they bind). Attribute expressions are not touched.
 **
 ** Algorithm, per root:
-** 1. analysis over the full post-order (pass_postorder), walked backwards
-**    (parents before children): parent counts, the static scope tree and
-**    every node's home (the least common ancestor of the scopes of its
-**    uses); a walk marking let variables used in their own value;
+** 1. analysis over the full post-order (ir_postorder): parent counts, the
+**    static scope tree and every node's home (ir_homes: the least common
+**    ancestor of the scopes of its uses); a walk marking let variables
+**    used in their own value;
 ** 2. emission with an explicit task stack and value stack: each task
 **    converts one node; statements are appended to the open scope where the
 **    node is placed; closing a scope folds its statements into a let chain.
@@ -84,9 +85,9 @@ typedef struct Open {
   Vec(Stmt) stmts;
 } Open;
 
-/* A static scope of the analysis. */
+/* What emission knows of a static scope of the analysis (IrHomes.scopes,
+** same index). */
 typedef struct Scope {
-  int parent, depth;
   int pos;        /* position in the open stack while open, else -1 */
   uint32_t inst;  /* how many times it was opened (an instance number) */
 } Scope;
@@ -123,8 +124,9 @@ typedef struct Anf {
   Module *m;
   uint32_t n;          /* ids below n are input nodes (table size) */
   uint8_t *nparents;   /* per id, saturating at 2 */
-  int *home;           /* per id: static scope, -1 unknown */
-  int *first_scope;    /* per id: first static scope the node opens */
+  int *home;           /* per id: static scope (H.home) */
+  int *first_scope;    /* per id: first static scope the node opens (H.base) */
+  IrHomes H;           /* the static scope tree and every node's home */
   uint8_t *recursive;  /* per let-var id: used in its own value */
   uint8_t *converted;  /* per id: converted once already (copies must be fresh) */
   uint8_t *mark;       /* per id, scratch of placement: 1 a pending let var to
@@ -141,71 +143,33 @@ typedef struct Anf {
   Symbol *fresh_name;
 } Anf;
 
+/* An atom of the grammar above, or a Primitive function literal (a fused
+** group): it has no free variables and no effect, and code generation
+** wants it in place as the callee of its call, its body left as FuseOps
+** wrote it (the kernel lowering reads nested calls). */
+static bool anf_atom(const Expr *e) { return pass_is_atom(e) || ir_is_primitive(e); }
+
 /* {==== Analysis ====} */
 
-/* The static scope slot of e's k-th pass_kids child: -1 for the scope e is
-** in, else the index of the scope e opens for it. */
-static int kid_slot(const Expr *e, int k) {
-  switch (e->kind) {
-  case EXPR_IF: return k - 1;      /* cond: -1, then: 0, else: 1 */
-  case EXPR_FUNC: return 0;        /* body */
-  case EXPR_MATCH: return k - 1;   /* scrut: -1, clause i: i */
-  default: return -1;
-  }
-}
-
-static int nslots(const Expr *e) {
-  switch (e->kind) {
-  case EXPR_IF: return 2;
-  case EXPR_FUNC: return 1;
-  case EXPR_MATCH: return e->u.match.nclauses;
-  default: return 0;
-  }
-}
-
-static int new_scope(Anf *A, int parent) {
-  Scope s = {parent, parent >= 0 ? A->scopes.data[parent].depth + 1 : 0, -1, 0};
-  VEC_PUSH(&A->scopes, s);
-  return A->scopes.len - 1;
-}
-
-static int lca(const Anf *A, int a, int b) {
-  const Scope *s = A->scopes.data;
-  while (s[a].depth > s[b].depth) a = s[a].parent;
-  while (s[b].depth > s[a].depth) b = s[b].parent;
-  while (a != b) {
-    a = s[a].parent;
-    b = s[b].parent;
-  }
-  return a;
-}
-
-/* Parent counts, scopes and homes. order is the full post-order of root. */
+/* Parent counts, scopes and homes (ir_homes). order is the full
+** post-order of root. */
 static void analyse(Anf *A, Expr *root, const ExprVec *order) {
-  for (int i = 0; i < order->len; i++) {
-    uint32_t id = order->data[i]->id;
-    A->nparents[id] = 0;
-    A->home[id] = -1;
-  }
+  ir_homes(&A->H, A->n, &root, 1, order);
+  A->home = A->H.home;
+  A->first_scope = A->H.base;
   A->scopes.len = 0;
-  A->home[root->id] = new_scope(A, -1);
-  for (int i = order->len; i-- > 0;) {
+  for (int i = 0; i < A->H.scopes.len; i++) {
+    Scope s = {-1, 0};
+    VEC_PUSH(&A->scopes, s);
+  }
+  for (int i = 0; i < order->len; i++) A->nparents[order->data[i]->id] = 0;
+  for (int i = 0; i < order->len; i++) {
     Expr *e = order->data[i];
-    if (pass_is_atom(e)) continue;
-    int h = A->home[e->id];
-    RLY_ASSERT(h >= 0);
-    A->first_scope[e->id] = A->scopes.len;
-    for (int k = 0, ns = nslots(e); k < ns; k++) new_scope(A, h);
     A->kids.len = 0;
-    pass_kids(e, &A->kids);
+    ir_kids(e, IR_KIDS_INNER, &A->kids);
     for (int k = 0; k < A->kids.len; k++) {
       Expr *c = A->kids.data[k];
-      if (pass_is_atom(c)) continue;
-      int slot = kid_slot(e, k);
-      int use = slot < 0 ? h : A->first_scope[e->id] + slot;
-      uint32_t cid = c->id;
-      if (A->nparents[cid] < 2) A->nparents[cid]++;
-      A->home[cid] = A->home[cid] < 0 ? use : lca(A, A->home[cid], use);
+      if (!anf_atom(c) && A->nparents[c->id] < 2) A->nparents[c->id]++;
     }
   }
 }
@@ -236,7 +200,7 @@ static void find_recursive(Anf *A, Expr *root) {
     seen[e->id] = 1;
     if (e->kind == EXPR_LET) active[e->u.let.var->id] = 1;
     A->kids.len = 0;
-    pass_kids(e, &A->kids);
+    ir_kids(e, IR_KIDS_INNER, &A->kids);
     for (int k = 0; k < A->kids.len; k++) {
       Expr *c = A->kids.data[k];
       if (c->kind == EXPR_VAR && c->id < A->n && active[c->id]) {
@@ -253,7 +217,7 @@ static void find_recursive(Anf *A, Expr *root) {
     }
     for (int k = A->kids.len; k-- > 0;) {
       Expr *c = A->kids.data[k];
-      if (pass_is_atom(c)) continue;
+      if (anf_atom(c)) continue;
       RecFrame cf = {c, false};
       VEC_PUSH(&stack, cf);
     }
@@ -283,37 +247,18 @@ static Expr *renamed(const Anf *A, Expr *v) {
 }
 
 static void copy_pattern_binders(Anf *A, const Pattern *p) {
-  if (!p) return;
-  switch (p->kind) {
-  case PAT_VAR: copy_binder(A, p->u.var.var); break;
-  case PAT_CTOR:
-    for (int i = 0; i < p->u.ctor.n; i++) copy_pattern_binders(A, p->u.ctor.args[i]);
-    break;
-  case PAT_TUPLE:
-    for (int i = 0; i < p->u.tuple.n; i++) copy_pattern_binders(A, p->u.tuple.fields[i]);
-    break;
-  default: break;
-  }
+  A->kids.len = 0;
+  ir_pattern_vars(p, &A->kids);
+  for (int i = 0; i < A->kids.len; i++) copy_binder(A, A->kids.data[i]);
 }
 
-/* p with its variables renamed (recursion: the pattern's nesting). */
+/* p with its variables renamed (shares the parts that keep theirs). */
 static Pattern *renamed_pattern(Anf *A, Pattern *p) {
-  if (!p || p->kind == PAT_WILDCARD) return p;
-  Pattern *q = ir_pattern_new(A->m, p->kind, p->span);
-  q->u = p->u;
-  switch (p->kind) {
-  case PAT_VAR: q->u.var.var = renamed(A, p->u.var.var); break;
-  case PAT_CTOR:
-    q->u.ctor.args = p->u.ctor.n ? ARENA_ARRAY(A->m->arena, Pattern *, p->u.ctor.n) : NULL;
-    for (int i = 0; i < p->u.ctor.n; i++) q->u.ctor.args[i] = renamed_pattern(A, p->u.ctor.args[i]);
-    break;
-  case PAT_TUPLE:
-    q->u.tuple.fields = p->u.tuple.n ? ARENA_ARRAY(A->m->arena, Pattern *, p->u.tuple.n) : NULL;
-    for (int i = 0; i < p->u.tuple.n; i++) q->u.tuple.fields[i] = renamed_pattern(A, p->u.tuple.fields[i]);
-    break;
-  default: break;
-  }
-  return q;
+  A->kids.len = 0;
+  ir_pattern_vars(p, &A->kids);
+  for (int i = 0; i < A->kids.len; i++) A->kids.data[i] = renamed(A, A->kids.data[i]);
+  int pos = 0;
+  return ir_pattern_rebuild(A->m, p, A->kids.data, &pos);
 }
 
 static int open_scope(Anf *A, int scope) {
@@ -400,12 +345,12 @@ static Expr *mentions_marked(Anf *A, Expr *e, int limit) {
       VEC_PUSH(&seen_list, x);
     }
     kids.len = 0;
-    pass_kids(x, &kids);
+    ir_kids(x, IR_KIDS_INNER, &kids);
     for (int k = 0; k < kids.len && !found; k++) {
       Expr *c = kids.data[k];
       if (c->kind == EXPR_VAR) {
         if (c->id < A->n && (A->mark[c->id] & 1)) found = c;
-      } else if (!pass_is_atom(c)) {
+      } else if (!anf_atom(c)) {
         VEC_PUSH(&stack, c);
       }
     }
@@ -471,7 +416,7 @@ static void finish(Anf *A, const Task *t, Expr *node) {
     return;
   }
   Expr *atom = node;
-  if (!pass_is_atom(node)) {
+  if (!anf_atom(node)) {
     atom = ir_var(A->m, e->span, A->fresh_name, NULL);
     atom->type = node->type;
     emit(A, t->pos, atom, node, e->span);
@@ -484,7 +429,7 @@ static void finish(Anf *A, const Task *t, Expr *node) {
 ** otherwise the node's placement is chosen and its children scheduled. */
 static void start(Anf *A, Task t) {
   Expr *e = t.e;
-  if (pass_is_atom(e)) {
+  if (anf_atom(e)) {
     check_atom(A, e, t.pos);
     VEC_PUSH(&A->vals, renamed(A, e));
     return;
@@ -542,7 +487,7 @@ static void start(Anf *A, Task t) {
   default: {
     VEC_PUSH(&A->tasks, t);
     A->kids.len = 0;
-    pass_kids(e, &A->kids);
+    ir_kids(e, IR_KIDS_INNER, &A->kids);
     for (int k = A->kids.len; k-- > 0;) push_task(A, A->kids.data[k], t.pos, WANT_ATOM, NULL);
     return;
   }
@@ -646,8 +591,6 @@ Expr *pass_anf(PassCtx *ctx, Expr *root) {
   A.n = ctx->m->nexprs;
   size_t n = A.n ? A.n : 1;
   A.nparents = rly_xcalloc(n, 1);
-  A.home = rly_xcalloc(n, sizeof(int));
-  A.first_scope = rly_xcalloc(n, sizeof(int));
   A.recursive = rly_xcalloc(n, 1);
   A.converted = rly_xcalloc(n, 1);
   A.mark = rly_xcalloc(n, 1);
@@ -656,7 +599,7 @@ Expr *pass_anf(PassCtx *ctx, Expr *root) {
   A.fresh_name = sym_intern_cstr(&ctx->m->syms, "t");
 
   ExprVec order = {0};
-  pass_postorder(root, &order);
+  ir_postorder(root, IR_KIDS_INNER, &order);
   analyse(&A, root, &order);
   VEC_FREE(&order);
   find_recursive(&A, root);
@@ -678,8 +621,7 @@ Expr *pass_anf(PassCtx *ctx, Expr *root) {
   }
 
   free(A.nparents);
-  free(A.home);
-  free(A.first_scope);
+  ir_homes_free(&A.H);
   free(A.recursive);
   free(A.converted);
   free(A.mark);

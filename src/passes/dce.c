@@ -73,7 +73,7 @@ static bool node_pure(Dce *D, const Expr *e) {
   case EXPR_KIND_COUNT: RLY_UNREACHABLE();
   }
   D->kids.len = 0;
-  pass_kids(e, &D->kids);
+  ir_kids(e, IR_KIDS_INNER, &D->kids);
   for (int i = 0; i < D->kids.len; i++)
     if (!D->pure[D->kids.data[i]->id]) return false;
   return true;
@@ -118,7 +118,7 @@ static bool shadowed(const Expr *e, int i) {
 ** has none). */
 static Expr *drop_shadowed(Module *m, Expr *root) {
   ExprVec order = {0};
-  pass_postorder(root, &order);
+  ir_postorder(root, IR_KIDS_INNER, &order);
   bool any = false;
   for (int i = 0; i < order.len && !any; i++) {
     Expr *e = order.data[i];
@@ -136,7 +136,7 @@ static Expr *drop_shadowed(Module *m, Expr *root) {
         continue;
       }
       kids.len = nk.len = 0;
-      pass_kids(e, &kids);
+      ir_kids(e, IR_KIDS_INNER, &kids);
       for (int k = 0; k < kids.len; k++) VEC_PUSH(&nk, to[kids.data[k]->id] ? to[kids.data[k]->id] : kids.data[k]);
       bool drop_any = false;
       for (int k = 1; e->kind == EXPR_MATCH && k < e->u.match.nclauses && !drop_any; k++) drop_any = shadowed(e, k);
@@ -167,7 +167,7 @@ static void drop(Dce *D, Expr *e) {
     if (--D->refs[x->id] > 0) continue;
     D->kids.len = 0;
     if (x->kind == EXPR_LET && D->removed[x->id]) VEC_PUSH(&D->kids, x->u.let.body); /* value dropped already */
-    else pass_kids(x, &D->kids);
+    else ir_kids(x, IR_KIDS_INNER, &D->kids);
     for (int i = 0; i < D->kids.len; i++) VEC_PUSH(&D->dead, D->kids.data[i]);
   }
 }
@@ -181,12 +181,12 @@ Expr *pass_dce(PassCtx *ctx, Expr *root) {
   D.pure = rly_xcalloc(n, 1);
   D.removed = rly_xcalloc(n, 1);
   ExprVec order = {0};
-  pass_postorder(root, &order);
+  ir_postorder(root, IR_KIDS_INNER, &order);
 
   D.refs[root->id] = 1;
   for (int i = 0; i < order.len; i++) {
     D.kids.len = 0;
-    pass_kids(order.data[i], &D.kids);
+    ir_kids(order.data[i], IR_KIDS_INNER, &D.kids);
     for (int k = 0; k < D.kids.len; k++) D.refs[D.kids.data[k]->id]++;
   }
 
@@ -219,7 +219,7 @@ Expr *pass_dce(PassCtx *ctx, Expr *root) {
         continue;
       }
       D.kids.len = nk.len = 0;
-      pass_kids(e, &D.kids);
+      ir_kids(e, IR_KIDS_INNER, &D.kids);
       for (int k = 0; k < D.kids.len; k++) {
         Expr *r = to[D.kids.data[k]->id];
         RLY_ASSERT(r != NULL);

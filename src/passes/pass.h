@@ -90,29 +90,26 @@ bool pass_retype(Module *m, Diag *d);
 ** (binders included, attribute expressions excluded) has a type. */
 bool pass_module_typed(const Module *m);
 
-/* {==== Helpers shared by passes ====} */
+/* {==== Helpers shared by passes ====}
+** Children, rebuilding and post-orders are ir/walk.h's (ir_kids,
+** ir_rebuild, ir_postorder): a pass that walks the whole tree uses
+** IR_KIDS_INNER. */
 
-/* Atoms: the expressions A-normal form never binds to a variable. */
+/* Atoms: the expressions A-normal form never binds to a variable
+** (ir_is_atom). */
 bool pass_is_atom(const Expr *e);
 
-/* Appends e's children that are expressions evaluated or built by e, in
-** evaluation order, binders excluded (let vars, params, pattern vars) and
-** attribute expressions excluded:
-**   TUPLE fields; GET_ITEM tuple; CALL callee, args; LET value, body;
-**   IF cond, then, else; FUNC body; MATCH scrut, clause bodies;
-**   REF_NEW value; REF_READ ref; REF_WRITE ref, value.
-** Atoms have none. */
+/* Shorthands of the whole-tree traversals: ir_kids(e, IR_KIDS_INNER, out)
+** (children in evaluation order, inner scopes included, binders and
+** attribute expressions excluded) and ir_postorder(root, IR_KIDS_INNER,
+** out) (every node, children first, each once). */
 void pass_kids(const Expr *e, ExprVec *out);
-
-/* A node like e whose children (in pass_kids order) are kids: e itself
-** when every kid is the same pointer and force is false, else a new node
-** (fresh id) with e's span and type that shares e's other parts (binders,
-** patterns, attrs, types). Not for atoms. */
-Expr *pass_rebuild(Module *m, Expr *e, Expr *const *kids, bool force);
-
-/* Appends every node reachable from root through pass_kids edges (into
-** function bodies, branches and clauses too), each once (by id), children
-** before parents, root last. Iterative; the caller frees out (VEC_FREE). */
 void pass_postorder(Expr *root, ExprVec *out);
+
+/* A node like e whose children, in ir_kids(e, IR_KIDS_INNER) order, are
+** kids: e itself when every kid is the same pointer and force is false,
+** else ir_rebuild's fresh node (new id, e's span) with e's type. Binders,
+** patterns, attrs and types are e's. Not for atoms. */
+Expr *pass_rebuild(Module *m, Expr *e, Expr *const *kids, bool force);
 
 #endif

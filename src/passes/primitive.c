@@ -46,10 +46,7 @@ static Expr *wrap(Rewriter *rw, Expr *e) {
 static Expr *pre(Rewriter *rw, Expr *e) {
   (void)rw;
   /* Already a primitive function: leave it (and its operator call) alone. */
-  if (e->kind == EXPR_FUNC && e->u.func.attrs && !e->u.func.attrs->cls)
-    for (int i = 0; i < e->u.func.attrs->n; i++)
-      if (e->u.func.attrs->keys[i] && strcmp(e->u.func.attrs->keys[i]->text, "Primitive") == 0) return REWRITE_SKIP;
-  return e;
+  return e->kind == EXPR_FUNC && ir_is_primitive(e) ? REWRITE_SKIP : e;
 }
 
 Expr *pass_primitive(PassCtx *ctx, Expr *root) {

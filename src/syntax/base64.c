@@ -3,13 +3,12 @@
 ** Decoding ignores ASCII whitespace anywhere, accepts a final quantum with or
 ** without its '=' padding, and rejects everything else. Decoding writes into
 ** caller-provided memory so a 100 MB tensor lands in the arena directly;
-** encoding streams into a StrBuf in chunks. */
+** encoding streams into a StrBuf in chunks (the encoder is in
+** ir/meta_write.c). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "syntax/metadata_impl.h"
-
-static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 enum { B64_BAD = -1, B64_PAD = -2, B64_SPACE = -3 };
 
@@ -17,7 +16,7 @@ enum { B64_BAD = -1, B64_PAD = -2, B64_SPACE = -3 };
 ** per call (64 stores) rather than kept in a global. */
 static void reverse_table(signed char t[256]) {
   memset(t, B64_BAD, 256);
-  for (int i = 0; i < 64; i++) t[(unsigned char)alphabet[i]] = (signed char)i;
+  for (int i = 0; i < 64; i++) t[(unsigned char)meta_b64_alphabet[i]] = (signed char)i;
   t['='] = B64_PAD;
   t[' '] = t['\t'] = t['\n'] = t['\r'] = t['\f'] = t['\v'] = B64_SPACE;
 }
@@ -107,48 +106,6 @@ unsigned char *base64_decode(const char *s, size_t n, size_t *outlen) {
     return NULL;
   }
   return buf;
-}
-
-/* Encodes whole triples of p (n a multiple of 3) in chunks. */
-static void encode_triples(StrBuf *out, const unsigned char *p, size_t n) {
-  char chunk[4096];
-  size_t k = 0;
-  for (size_t i = 0; i < n; i += 3) {
-    uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
-    chunk[k++] = alphabet[v >> 18];
-    chunk[k++] = alphabet[(v >> 12) & 63];
-    chunk[k++] = alphabet[(v >> 6) & 63];
-    chunk[k++] = alphabet[v & 63];
-    if (k == sizeof chunk) {
-      sb_putn(out, chunk, k);
-      k = 0;
-    }
-  }
-  if (k) sb_putn(out, chunk, k);
-}
-
-void b64w_put(B64Writer *w, const unsigned char *p, size_t n) {
-  while (w->ncarry && w->ncarry < 3 && n) {
-    w->carry[w->ncarry++] = *p++;
-    n--;
-  }
-  if (w->ncarry == 3) {
-    encode_triples(w->out, w->carry, 3);
-    w->ncarry = 0;
-  }
-  size_t whole = n / 3 * 3;
-  encode_triples(w->out, p, whole);
-  for (size_t i = whole; i < n; i++) w->carry[w->ncarry++] = p[i];
-}
-
-void b64w_finish(B64Writer *w) {
-  if (w->ncarry == 0) return;
-  unsigned char b[3] = {w->carry[0], w->ncarry > 1 ? w->carry[1] : 0, 0};
-  uint32_t v = (uint32_t)b[0] << 16 | (uint32_t)b[1] << 8;
-  char q[4] = {alphabet[v >> 18], alphabet[(v >> 12) & 63],
-               w->ncarry > 1 ? alphabet[(v >> 6) & 63] : '=', '='};
-  sb_putn(w->out, q, 4);
-  w->ncarry = 0;
 }
 
 void base64_encode(StrBuf *out, const unsigned char *p, size_t n) {

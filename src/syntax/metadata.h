@@ -1,6 +1,7 @@
 /* metadata.h: the metadata section of a Relay text file (JSON object
 ** graph with base64 NDArray blobs, spec section 6), `.params` files (spec
-** 6.5), and the writers the printer uses to produce them.
+** 6.5) and their writers (the #[metadata] section writer, which the printer
+** uses too, is below, in ir/meta_write.h).
 ** The JSON is read with cJSON; decoded tensors are copied into the Module's
 ** arena. */
 #ifndef RLY_METADATA_H
@@ -8,6 +9,7 @@
 
 #include "base/diag.h"
 #include "ir/ir.h"
+#include "ir/meta_write.h" /* meta_write_constants: the writer lives below, for the printer */
 #include "ops/ops.h"
 
 typedef struct Metadata Metadata;  /* opaque; owns the parsed JSON */
@@ -57,10 +59,6 @@ void ndarray_encode(StrBuf *out, const ConstData *c);
 unsigned char *base64_decode(const char *s, size_t n, size_t *outlen);
 void base64_encode(StrBuf *out, const unsigned char *p, size_t n);
 
-/* Writes a metadata section holding consts as meta[relay.Constant][0..n-1]
-** in TVM's JSON layout (root Map -> Array -> relay.Constant nodes ->
-** b64ndarrays), beginning with the line "#[metadata]". */
-void meta_write_constants(StrBuf *out, ConstData *const *consts, int n);
 
 /* {==== .params files ====} */
 

@@ -7,13 +7,10 @@
 #ifndef RLY_METADATA_IMPL_H
 #define RLY_METADATA_IMPL_H
 
+#include "ir/meta_write.h" /* NDARRAY_MAGIC, NDARRAY_HEAD, the encoders */
 #include "syntax/metadata.h"
 
-#define NDARRAY_MAGIC 0xDD5E40F096B4A13FULL
 #define NDARRAY_MAX_NDIM 32
-/* Fixed part of a blob: magic, reserved, device, ndim, dtype (32 bytes),
-** then 8 bytes per dimension and the 8-byte data size. */
-#define NDARRAY_HEAD 32
 #define NDARRAY_HEADER_BYTES(ndim) (40 + 8 * (size_t)(ndim))
 
 /* {==== Base64 ====} */
@@ -30,16 +27,6 @@ bool b64_decode_into(const char *s, size_t n, unsigned char *dst, size_t cap, si
 ** the full decode reports the problem). */
 size_t b64_peek(const char *s, size_t n, unsigned char *dst, size_t k);
 
-/* Streaming encoder: feed bytes in any pieces, then finish (adds padding). */
-typedef struct B64Writer {
-  StrBuf *out;
-  unsigned char carry[3];
-  int ncarry;
-} B64Writer;
-
-void b64w_put(B64Writer *w, const unsigned char *p, size_t n);
-void b64w_finish(B64Writer *w);
-
 /* {==== NDArray blobs ====} */
 
 /* Parses one blob from p[0..n) like ndarray_decode. With adopt set, the
@@ -47,8 +34,6 @@ void b64w_finish(B64Writer *w);
 ** points into p, which must live in m's arena (and stay unchanged). */
 bool ndarray_parse(const unsigned char *p, size_t n, Module *m, ConstData *out, size_t *used,
                    bool adopt, char *err, size_t errlen);
-/* Appends the header of c's blob (everything before the data) to out. */
-void ndarray_encode_header(StrBuf *out, const ConstData *c);
 
 /* n bytes of zeroed arena memory at a 64-byte boundary. Asks for 63 spare
 ** bytes and rounds up itself, so it holds whatever alignment arena_alloc

@@ -153,26 +153,6 @@ bool ndarray_decode(const unsigned char *p, size_t n, Module *m, ConstData *out,
   return ndarray_parse(p, n, m, out, used, false, err, errlen);
 }
 
-void ndarray_encode_header(StrBuf *out, const ConstData *c) {
-  unsigned char fixed[NDARRAY_HEAD], num[8];
-  wr_u64le(fixed, NDARRAY_MAGIC);
-  wr_u64le(fixed + 8, 0);
-  uint32_t words[3] = {1 /* CPU */, 0 /* device id */, (uint32_t)c->ndim};
-  for (int w = 0; w < 3; w++)
-    for (int i = 0; i < 4; i++) fixed[16 + 4 * w + i] = (unsigned char)(words[w] >> (8 * i));
-  fixed[28] = c->dtype.code;
-  fixed[29] = c->dtype.bits;
-  fixed[30] = (unsigned char)(c->dtype.lanes & 0xff);
-  fixed[31] = (unsigned char)(c->dtype.lanes >> 8);
-  sb_putn(out, (const char *)fixed, sizeof fixed);
-  for (int i = 0; i < c->ndim; i++) {
-    wr_u64le(num, (uint64_t)c->shape[i]);
-    sb_putn(out, (const char *)num, 8);
-  }
-  wr_u64le(num, (uint64_t)c->nbytes);
-  sb_putn(out, (const char *)num, 8);
-}
-
 void ndarray_encode(StrBuf *out, const ConstData *c) {
   ndarray_encode_header(out, c);
   if (c->nbytes) sb_putn(out, (const char *)c->data, c->nbytes);

@@ -822,7 +822,7 @@ static void infer_node(Infer *I, Expr *e) {
 
 static void infer_scope(Infer *I, Expr *root) {
   ExprVec order = {0};
-  ir_postorder(root, &order);
+  ir_postorder(root, 0, &order);
   /* The callee of an operator call is not a value: give it a placeholder
   ** type first, so that only operators used as values reach infer_node. */
   for (int i = 0; i < order.len; i++) {
@@ -855,18 +855,6 @@ static void infer_scope(Infer *I, Expr *root) {
 
 /* {==== Globals: signatures, components, finishing ====} */
 
-typedef struct SccState {
-  Infer *I;
-  int *index, *low, *stack;
-  bool *on_stack;
-  int sp, counter;
-  int **refs;   /* per def: referenced def indices, -1 terminated */
-  int *order;   /* defs in processing order (callees first) */
-  int norder;
-  int *comp;    /* per def: its component number */
-  int ncomp;
-} SccState;
-
 typedef struct RefCollect {
   Infer *I;
   Vec(int) refs;
@@ -879,31 +867,6 @@ static WalkResult collect_global(Walker *w, Expr *e) {
     if (k >= 0) VEC_PUSH(&rc->refs, k);
   }
   return WALK_CONTINUE;
-}
-
-static void strongconnect(SccState *s, int v) {
-  s->index[v] = s->low[v] = s->counter++;
-  s->stack[s->sp++] = v;
-  s->on_stack[v] = true;
-  for (int *r = s->refs[v]; *r >= 0; r++) {
-    int w = *r;
-    if (s->index[w] < 0) {
-      strongconnect(s, w);
-      if (s->low[w] < s->low[v]) s->low[v] = s->low[w];
-    } else if (s->on_stack[w] && s->index[w] < s->low[v]) {
-      s->low[v] = s->index[w];
-    }
-  }
-  if (s->low[v] == s->index[v]) {
-    int w;
-    do {
-      w = s->stack[--s->sp];
-      s->on_stack[w] = false;
-      s->comp[w] = s->ncomp;
-      s->order[s->norder++] = w;
-    } while (w != v);
-    s->ncomp++;
-  }
 }
 
 typedef struct Finish {
@@ -955,35 +918,27 @@ bool ty_infer_module(Module *m, Diag *d) {
     I.sigs[i] = func_type(&I, fn->span, ps, fn->u.func.nparams, ret, fn->u.func.tparams, fn->u.func.ntparams);
   }
   /* Components of the call graph, callees first. */
-  SccState s;
-  memset(&s, 0, sizeof s);
-  s.I = &I;
   size_t nn = (size_t)(n ? n : 1);
-  s.index = rly_xmalloc(sizeof(int) * nn);
-  s.low = rly_xmalloc(sizeof(int) * nn);
-  s.stack = rly_xmalloc(sizeof(int) * nn);
-  s.order = rly_xmalloc(sizeof(int) * nn);
-  s.comp = rly_xmalloc(sizeof(int) * nn);
-  s.on_stack = rly_xcalloc(nn, 1);
-  s.refs = rly_xcalloc(nn, sizeof(int *));
+  int *comp = rly_xmalloc(sizeof(int) * nn), *corder = rly_xmalloc(sizeof(int) * nn);
+  int *start = rly_xmalloc(sizeof(int) * (nn + 1));
+  RefCollect rc = {&I, {0}};
+  Walker rw = {collect_global, &rc};
   for (int i = 0; i < n; i++) {
-    s.index[i] = -1;
-    RefCollect rc = {&I, {0}};
-    Walker w = {collect_global, &rc};
-    ir_walk(&w, m->defs[i]->func);
-    VEC_PUSH(&rc.refs, -1);
-    s.refs[i] = rc.refs.data;
+    start[i] = rc.refs.len;
+    ir_walk(&rw, m->defs[i]->func);
   }
-  for (int i = 0; i < n; i++)
-    if (s.index[i] < 0) strongconnect(&s, i);
+  start[n] = rc.refs.len;
+  ir_scc(n, start, rc.refs.data, comp, corder);
+  VEC_FREE(&rc.refs);
+  free(start);
   /* Infer each component, then settle what it can; stop once more errors
   ** were reported than are shown. */
-  for (int k = 0; k < s.norder && !diag_full(d);) {
-    int c = s.comp[s.order[k]];
-    int start = k;
-    while (k < s.norder && s.comp[s.order[k]] == c) k++;
-    for (int j = start; j < k; j++) {
-      int i = s.order[j];
+  for (int k = 0; k < n && !diag_full(d);) {
+    int c = comp[corder[k]];
+    int first = k;
+    while (k < n && comp[corder[k]] == c) k++;
+    for (int j = first; j < k; j++) {
+      int i = corder[j];
       Expr *fn = m->defs[i]->func;
       infer_node(&I, fn);
       Type *sig = I.sigs[i];
@@ -994,7 +949,7 @@ bool ty_infer_module(Module *m, Diag *d) {
       }
     }
     solve(&I);
-    for (int j = start; j < k; j++) I.sigs[s.order[j]] = zonk(&I, I.sigs[s.order[j]]);
+    for (int j = first; j < k; j++) I.sigs[corder[j]] = zonk(&I, I.sigs[corder[j]]);
   }
   if (m->expr && !diag_full(d)) infer_scope(&I, m->expr);
   solve(&I);
@@ -1017,14 +972,8 @@ bool ty_infer_module(Module *m, Diag *d) {
   if (m->expr) ir_walk(&w, m->expr);
   for (int i = 0; i < m->nfree_vars; i++)
     if (m->free_vars[i]->type) m->free_vars[i]->type = zonk(&I, m->free_vars[i]->type);
-  for (int i = 0; i < n; i++) free(s.refs[i]);
-  free(s.refs);
-  free(s.index);
-  free(s.low);
-  free(s.stack);
-  free(s.order);
-  free(s.comp);
-  free(s.on_stack);
+  free(comp);
+  free(corder);
   free(I.sigs);
   free(I.subst);
   VEC_FREE(&I.pending);

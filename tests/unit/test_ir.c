@@ -511,7 +511,7 @@ static void test_long_chain(void) {
   Rewriter rw = {a, NULL, NULL, NULL};
   CHECK(ir_rewrite(&rw, ca) == ca);
   ExprVec po = {0};
-  ir_postorder(ca, &po);
+  ir_postorder(ca, 0, &po);
   CHECK_EQ(po.len, 2 * LONG_CHAIN + 1);  /* lets, vars (as values and the last body), the constant */
   CHECK(po.len && po.data[po.len - 1] == ca);
   VEC_FREE(&po);
@@ -715,7 +715,7 @@ static void test_postorder(void) {
   iff->u.if_.cond = c, iff->u.if_.then_ = fn, iff->u.if_.else_ = g;
   Expr *root = tuple2(m, e1, iff);
   ExprVec po = {0};
-  ir_postorder(root, &po);
+  ir_postorder(root, 0, &po);
   /* @f, %x, call, tuple, %c, if, root: branches are other scopes. */
   CHECK_EQ(po.len, 7);
   if (po.len == 7) {
@@ -728,7 +728,7 @@ static void test_postorder(void) {
     CHECK(po.data[6] == root);
   }
   po.len = 0;
-  ir_postorder(fn, &po);
+  ir_postorder(fn, 0, &po);
   CHECK_EQ(po.len, 1);
   VEC_FREE(&po);
   module_free(m);
