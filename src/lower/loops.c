@@ -1,6 +1,12 @@
 /* lower/loops.c: kernels as plain C loops, generated from the lowering
 ** table (lower/lower.def), never written per program or per operator.
 **
+** lower_loops first reads the function into a group (lower/group.c) and
+** hands it to its schedule (lower/schedules.def): GEMV/GEMM with an
+** epilogue (gemm.c), softmax and reductions (reduce.c), elementwise
+** chains of several calls (elemwise.c). What none takes and is a single
+** call of a table operator, or nn.dense in double, gets the loops below.
+**
 ** A kernel allocates its result from the static type, then walks the
 ** result's elements in row-major order, reading each operand at the
 ** position NumPy broadcasting gives it, and stores the row's template
@@ -36,27 +42,16 @@
 ** depends on nothing but fn, name and where: floats are printed as hex
 ** floats, strings with octal escapes. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "lower/kernel.h"
 #include "lower/lower.h"
 #include "ops/ops.h"
 
-enum { MAX_NDIM = 64, MAX_ARGS = 3 }; /* the runtime's largest rank; the table's largest arity */
+enum { MAX_NDIM = LOWER_MAX_NDIM, MAX_ARGS = 3 }; /* the runtime's largest rank; the table's largest arity */
 
 /* {==== The table ====} */
-
-typedef enum ResultRule { RR_SAME, RR_BOOL, RR_CAST } ResultRule;
-
-/* The dtype classes, in the order of the table's template columns. */
-typedef enum DClass { DC_FLOAT, DC_SINT, DC_UINT, DC_BOOL } DClass;
-
-typedef struct LowerRow {
-  OpId op;
-  int arity;
-  int data;          /* the operand whose dtype picks the template */
-  ResultRule result;
-  const char *tmpl[4]; /* by DClass; NULL: not lowered */
-} LowerRow;
 
 static const LowerRow rows[] = {
 #define LOWER(ID, arity, data, result, f, s, u, b) {OP_##ID, arity, data, RR_##result, {f, s, u, b}},
@@ -64,7 +59,7 @@ static const LowerRow rows[] = {
 #undef LOWER
 };
 
-static const LowerRow *find_row(OpId op) {
+const LowerRow *lower_find_row(OpId op) {
   for (size_t i = 0; i < RLY_COUNTOF(rows); i++)
     if (rows[i].op == op) return &rows[i];
   return NULL;
@@ -74,7 +69,7 @@ static const LowerRow *find_row(OpId op) {
 
 /* The class of a dtype loops handle; false for float16, bfloat16, vector
 ** lanes and odd widths. */
-static bool dtype_class(DType t, DClass *c) {
+bool lower_dtype_class(DType t, DClass *c) {
   if (t.lanes != 1) return false;
   if (dtype_is_bool(t)) *c = DC_BOOL;
   else if (t.code == DT_FLOAT && (t.bits == 32 || t.bits == 64)) *c = DC_FLOAT;
@@ -85,7 +80,7 @@ static bool dtype_class(DType t, DClass *c) {
 }
 
 /* The C type of an element (bool: one byte). */
-static const char *elem_ctype(DType t) {
+const char *lower_elem_ctype(DType t) {
   static const char *const sint[] = {"int8_t", "int16_t", "int32_t", "int64_t"};
   static const char *const uint[] = {"uint8_t", "uint16_t", "uint32_t", "uint64_t"};
   int k = t.bits == 8 ? 0 : t.bits == 16 ? 1 : t.bits == 32 ? 2 : 3;
@@ -95,9 +90,9 @@ static const char *elem_ctype(DType t) {
 }
 
 /* The C type an operand is computed in: double for floats. */
-static const char *compute_ctype(DType t) { return t.code == DT_FLOAT ? "double" : elem_ctype(t); }
+const char *lower_compute_ctype(DType t) { return t.code == DT_FLOAT ? "double" : lower_elem_ctype(t); }
 
-static const char *dl_code(DType t) {
+const char *lower_dl_code(DType t) {
   return t.code == DT_FLOAT ? "kDLFloat" : t.code == DT_INT ? "kDLInt" : "kDLUInt";
 }
 
@@ -105,7 +100,7 @@ static const char *dl_code(DType t) {
 
 /* A tensor type whose dims are all known, with at most 2^62 elements
 ** (so strides and indices fit in int64_t with room to spare). */
-static bool static_tensor(const Type *t) {
+bool lower_static_tensor(const Type *t) {
   if (!t || t->kind != TYPE_TENSOR || t->u.tensor.ndim > MAX_NDIM) return false;
   int64_t n = 1;
   for (int i = 0; i < t->u.tensor.ndim; i++) {
@@ -198,7 +193,7 @@ static bool invariant(const Plan *p, int k) {
 
 /* s as a C string literal: printable ASCII as is except " \ ? (no
 ** trigraphs), everything else as three-digit octal escapes. */
-static void put_cstring(StrBuf *sb, const char *s) {
+void lower_put_cstring(StrBuf *sb, const char *s) {
   sb_putc(sb, '"');
   for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
     if (*c == '"' || *c == '\\' || *c == '?') sb_printf(sb, "\\%c", *c);
@@ -209,7 +204,7 @@ static void put_cstring(StrBuf *sb, const char *s) {
 }
 
 /* A double constant, exactly (hex float; math.h's names for inf and NaN). */
-static void put_double(StrBuf *sb, double v) {
+void lower_put_double(StrBuf *sb, double v) {
   if (isnan(v)) sb_puts(sb, "NAN");
   else if (isinf(v)) sb_puts(sb, v < 0 ? "-HUGE_VAL" : "HUGE_VAL");
   else sb_printf(sb, "%a", v);
@@ -227,7 +222,7 @@ static size_t token_len(const char *s) {
 static bool token_is(const char *s, size_t n, const char *word) { return strlen(word) == n && !memcmp(s, word, n); }
 
 /* Whether template t names the placeholder word. */
-static bool tmpl_uses(const char *t, const char *word) {
+bool lower_tmpl_uses(const char *t, const char *word) {
   while (*t) {
     size_t n = token_len(t);
     if (n && token_is(t, n, word)) return true;
@@ -259,13 +254,31 @@ static void put_tmpl(StrBuf *sb, const char *t, const Subst *s) {
   }
 }
 
+void lower_put_tmpl(StrBuf *sb, const char *t, const char *const *ops, const char *u, const char *ct, const char *lo,
+                    const char *hi) {
+  while (*t) {
+    size_t n = token_len(t);
+    if (!n) {
+      sb_putc(sb, *t++);
+      continue;
+    }
+    if (n == 1 && *t >= 'A' && *t <= 'C') sb_puts(sb, ops[*t - 'A']);
+    else if (token_is(t, n, "U")) sb_puts(sb, u);
+    else if (token_is(t, n, "T")) sb_puts(sb, ct);
+    else if (token_is(t, n, "LO")) sb_puts(sb, lo);
+    else if (token_is(t, n, "HI")) sb_puts(sb, hi);
+    else sb_putn(sb, t, n);
+    t += n;
+  }
+}
+
 /* The value e (of class from) converted to the dtype to, as the runtime
 ** stores values: anything to bool is e != 0; integers wrap; floats round;
 ** integers become floats through double; floats become integers by
 ** truncation, NaN giving 0 and values beyond the 64-bit range saturating
 ** before the wrap. */
-static void put_convert(StrBuf *sb, const char *e, DClass from, DType to) {
-  const char *ct = elem_ctype(to);
+void lower_put_convert(StrBuf *sb, const char *e, DClass from, DType to) {
+  const char *ct = lower_elem_ctype(to);
   if (dtype_is_bool(to)) {
     sb_printf(sb, "(uint8_t)((%s) != 0)", e);
   } else if (to.code == DT_FLOAT) {
@@ -288,7 +301,7 @@ static void put_convert(StrBuf *sb, const char *e, DClass from, DType to) {
 /* {==== Clip bounds ====} */
 
 /* A float attribute of the call (ints accepted); false when None. */
-static bool attr_double(const Attrs *a, const char *field, double *v) {
+bool lower_attr_double(const Attrs *a, const char *field, double *v) {
   if (!a || !a->cls) return false;
   int i = attrs_class_field(a->cls, field, strlen(field));
   if (i < 0) return false;
@@ -299,13 +312,23 @@ static bool attr_double(const Attrs *a, const char *field, double *v) {
   return true;
 }
 
+int64_t lower_attr_int(const Attrs *a, const char *field, int64_t def) {
+  if (!a || !a->cls) return def;
+  int i = attrs_class_field(a->cls, field, strlen(field));
+  if (i < 0) return def;
+  const AttrValue *x = a->values[i];
+  if (x->kind == AV_INT) return x->u.i.v;
+  if (x->kind == AV_BOOL) return x->u.b ? 1 : 0;
+  return def;
+}
+
 /* Declares `const CT name = BOUND;`: v as a bound in dtype t, as the
 ** reference kernel makes it: rounded to a float dtype, or truncated and
 ** saturated to an integer dtype's range (NaN giving 0). */
-static void put_bound(StrBuf *sb, const char *name, DType t, double v) {
-  sb_printf(sb, "  const %s %s = ", compute_ctype(t), name);
+void lower_put_bound(StrBuf *sb, const char *name, DType t, double v) {
+  sb_printf(sb, "  const %s %s = ", lower_compute_ctype(t), name);
   if (t.code == DT_FLOAT) {
-    put_double(sb, t.bits == 32 ? (double)(float)v : v);
+    lower_put_double(sb, t.bits == 32 ? (double)(float)v : v);
   } else {
     double x = isnan(v) ? 0 : trunc(v);
     bool is_signed = t.code == DT_INT;
@@ -349,18 +372,18 @@ static bool analyse(const Expr *fn, Kernel *k) {
   if (!fn || fn->kind != EXPR_FUNC) return false;
   const Expr *call = fn->u.func.body;
   if (!call || call->kind != EXPR_CALL || call->u.call.callee->kind != EXPR_OP) return false;
-  k->row = find_row(call->u.call.callee->u.op.op->id);
+  k->row = lower_find_row(call->u.call.callee->u.op.op->id);
   const LowerRow *row = k->row;
   int n = fn->u.func.nparams;
   if (!row || n != row->arity || call->u.call.nargs != n) return false;
   for (int i = 0; i < n; i++) {
     const Expr *p = fn->u.func.params[i];
-    if (call->u.call.args[i] != p || !static_tensor(p->type) || !dtype_class(p->type->u.tensor.dtype, &k->cls[i]))
+    if (call->u.call.args[i] != p || !lower_static_tensor(p->type) || !lower_dtype_class(p->type->u.tensor.dtype, &k->cls[i]))
       return false;
     k->ins[i] = p->type;
   }
   k->res = call->type;
-  if (!static_tensor(k->res) || !dtype_class(k->res->u.tensor.dtype, &k->res_cls)) return false;
+  if (!lower_static_tensor(k->res) || !lower_dtype_class(k->res->u.tensor.dtype, &k->res_cls)) return false;
   /* The data operands share one dtype; the result's follows the rule. */
   DType dt = k->ins[row->data]->u.tensor.dtype, rt = k->res->u.tensor.dtype;
   for (int i = row->data + 1; i < n; i++)
@@ -371,18 +394,18 @@ static bool analyse(const Expr *fn, Kernel *k) {
   if (!k->tmpl) return false;
   for (int i = 0; i < n; i++) {
     const char name[2] = {(char)('A' + i), 0};
-    if (!tmpl_uses(k->tmpl, name)) return false; /* an unused operand would warn */
+    if (!lower_tmpl_uses(k->tmpl, name)) return false; /* an unused operand would warn */
   }
   const Attrs *attrs = call->u.call.attrs;
-  k->bounded = tmpl_uses(k->tmpl, "LO") || tmpl_uses(k->tmpl, "HI");
-  if (k->bounded && (!attr_double(attrs, "a_min", &k->lo) || !attr_double(attrs, "a_max", &k->hi))) return false;
+  k->bounded = lower_tmpl_uses(k->tmpl, "LO") || lower_tmpl_uses(k->tmpl, "HI");
+  if (k->bounded && (!lower_attr_double(attrs, "a_min", &k->lo) || !lower_attr_double(attrs, "a_max", &k->hi))) return false;
   return plan_loops(k->res, k->ins, n, &k->plan);
 }
 
 /* `const CT xK = (CT)pK[index];` at the given indentation. */
 static void put_load(StrBuf *sb, const Kernel *k, int i, int indent) {
   DType t = k->ins[i]->u.tensor.dtype;
-  const char *ct = compute_ctype(t);
+  const char *ct = lower_compute_ctype(t);
   sb_printf(sb, "%*sconst %s x%d = (%s)p%d[", indent, "", ct, i, ct, i);
   put_index(sb, &k->plan, i);
   sb_puts(sb, "];\n");
@@ -394,13 +417,13 @@ static void put_body(StrBuf *sb, const Kernel *k, int indent) {
   for (int i = 0; i < k->row->arity; i++)
     if (!invariant(p, i)) put_load(sb, k, i, indent);
   DType dt = k->ins[k->row->data]->u.tensor.dtype;
-  Subst s = {dt.bits == 64 ? "uint64_t" : "uint32_t", elem_ctype(dt)};
+  Subst s = {dt.bits == 64 ? "uint64_t" : "uint32_t", lower_elem_ctype(dt)};
   StrBuf e = {0};
   put_tmpl(&e, k->tmpl, &s);
   sb_printf(sb, "%*so[", indent, "");
   put_index(sb, p, -1);
   sb_puts(sb, "] = ");
-  put_convert(sb, sb_str(&e), k->cls[k->row->data], k->res->u.tensor.dtype);
+  lower_put_convert(sb, sb_str(&e), k->cls[k->row->data], k->res->u.tensor.dtype);
   sb_puts(sb, ";\n");
   sb_free(&e);
 }
@@ -428,24 +451,24 @@ static void emit(StrBuf *sb, const char *name, const Kernel *k, const char *wher
   }
   if (k->plan.numel && k->bounded) {
     DType dt = k->ins[k->row->data]->u.tensor.dtype;
-    put_bound(sb, "lo", dt, k->lo);
-    put_bound(sb, "hi", dt, k->hi);
+    lower_put_bound(sb, "lo", dt, k->lo);
+    lower_put_bound(sb, "hi", dt, k->hi);
   }
   /* *out is NULL (allocate the result) or a tensor of the result's type to
   ** write into (a buffer of the caller's workspace). */
   sb_printf(sb, "  rlyrt_tensor *t = *out ? RLYRT_AS_TENSOR(*out) : rlyrt_tensor_new((DLDataType){%s, %d, 1}, %d, %s, false);\n",
-            dl_code(rt), dtype_is_bool(rt) ? 1 : rt.bits, ndim, ndim ? "shape" : "NULL");
+            lower_dl_code(rt), dtype_is_bool(rt) ? 1 : rt.bits, ndim, ndim ? "shape" : "NULL");
   sb_puts(sb, "  if (!t) return rlyrt_error_at(RLYRT_E_NOMEM, ");
-  put_cstring(sb, where ? where : "");
+  lower_put_cstring(sb, where ? where : "");
   sb_puts(sb, ");\n");
   if (!k->plan.numel) {
     sb_puts(sb, "  (void)args;\n");
   } else {
     for (int i = 0; i < k->row->arity; i++) {
-      const char *ct = elem_ctype(k->ins[i]->u.tensor.dtype);
+      const char *ct = lower_elem_ctype(k->ins[i]->u.tensor.dtype);
       sb_printf(sb, "  const %s *restrict p%d = (const %s *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", ct, i, ct, i);
     }
-    const char *ot = elem_ctype(rt);
+    const char *ot = lower_elem_ctype(rt);
     sb_printf(sb, "  %s *restrict o = (%s *)t->dl.data;\n", ot, ot);
     for (int i = 0; i < k->row->arity; i++)
       if (invariant(&k->plan, i)) put_load(sb, k, i, 2);
@@ -467,7 +490,7 @@ static bool lower_dense(StrBuf *sb, const char *name, const Expr *fn, const char
       call->u.call.args[1] != fn->u.func.params[1])
     return false;
   const Type *a = fn->u.func.params[0]->type, *b = fn->u.func.params[1]->type, *r = call->type;
-  if (!static_tensor(a) || !static_tensor(b) || !static_tensor(r)) return false;
+  if (!lower_static_tensor(a) || !lower_static_tensor(b) || !lower_static_tensor(r)) return false;
   DType dt = r->u.tensor.dtype;
   if (dt.code != DT_FLOAT || (dt.bits != 32 && dt.bits != 64) || dt.lanes != 1) return false;
   if (!dtype_eq(a->u.tensor.dtype, dt) || !dtype_eq(b->u.tensor.dtype, dt)) return false;
@@ -479,7 +502,7 @@ static bool lower_dense(StrBuf *sb, const char *name, const Expr *fn, const char
     if (r->u.tensor.shape[i] != a->u.tensor.shape[i]) return false;
     nrows *= a->u.tensor.shape[i];
   }
-  const char *ct = elem_ctype(dt);
+  const char *ct = lower_elem_ctype(dt);
   sb_printf(sb, "static rlyrt_status %s(rlyrt_object *const *args, rlyrt_object **out) {\n", name);
   sb_printf(sb, "  static const int64_t shape[%d] = {", na);
   for (int d = 0; d < na; d++) sb_printf(sb, "%s%lld", d ? ", " : "", (long long)r->u.tensor.shape[d]);
@@ -487,7 +510,7 @@ static bool lower_dense(StrBuf *sb, const char *name, const Expr *fn, const char
   sb_printf(sb, "  rlyrt_tensor *t = *out ? RLYRT_AS_TENSOR(*out) : rlyrt_tensor_new((DLDataType){kDLFloat, %d, 1}, %d, shape, false);\n",
             dt.bits, na);
   sb_puts(sb, "  if (!t) return rlyrt_error_at(RLYRT_E_NOMEM, ");
-  put_cstring(sb, where ? where : "");
+  lower_put_cstring(sb, where ? where : "");
   sb_puts(sb, ");\n");
   sb_printf(sb, "  const %s *restrict x = (const %s *)RLYRT_AS_TENSOR(args[0])->dl.data;\n", ct, ct);
   sb_printf(sb, "  const %s *restrict w = (const %s *)RLYRT_AS_TENSOR(args[1])->dl.data;\n", ct, ct);
@@ -502,20 +525,65 @@ static bool lower_dense(StrBuf *sb, const char *name, const Expr *fn, const char
   return true;
 }
 
+static bool schedule_group(StrBuf *out, const char *name, const Group *g, const char *where) {
+  int anchor = -1, nlive = 0;
+  if (g->nparams > 256 || g->nodes[g->nnodes - 1].kind != GN_CALL) return false;
+  for (int i = 0; i < g->nnodes; i++) {
+    if (!g->nodes[i].live || g->nodes[i].kind == GN_CONST) continue;
+    if (g->nodes[i].kind != GN_CALL) return false;
+    nlive++;
+    OpId id = g->nodes[i].op->id;
+    if (id == OP_DENSE || id == OP_BATCH_MATMUL || id == OP_SOFTMAX || id == OP_FAST_SOFTMAX || id == OP_LOG_SOFTMAX ||
+        id == OP_SUM || id == OP_MEAN || id == OP_MAX || id == OP_MIN) {
+      if (anchor >= 0) return false;
+      anchor = i;
+    }
+  }
+  if (anchor >= 0) {
+    OpId id = g->nodes[anchor].op->id;
+    if (id == OP_DENSE || id == OP_BATCH_MATMUL) return gemm_lower(out, name, g, anchor, where);
+    if (id == OP_SUM || id == OP_MEAN || id == OP_MAX || id == OP_MIN) return reduce_lower(out, name, g, anchor, where);
+    return softmax_lower(out, name, g, anchor, where);
+  }
+  return nlive > 1 && ew_lower(out, name, g, where);
+}
+
+/* The group's schedule (schedules.def): an anchor (dense, batch_matmul,
+** softmax, a reduction) with its elementwise tail, or a chain of several
+** elementwise calls. */
+static bool lower_group(StrBuf *out, const char *name, const Expr *fn, const char *where) {
+  Group *g = rly_xcalloc(1, sizeof *g); /* 27 KB: not on the stack */
+  bool ok = group_build(fn, g) && schedule_group(out, name, g, where);
+  free(g);
+  return ok;
+}
+
+/* Clang contracts a * b + c into an FMA within an expression when the
+** target has FMA (--target native), which changes the bits the templates
+** promise (floor_mod's product, a chain's double arithmetic); gcc does not
+** in ISO C mode. The pragma holds to the end of the file. */
+static const char no_contract[] = "#if defined(__clang__)\n#pragma STDC FP_CONTRACT OFF\n#endif\n";
+
 bool lower_loops(StrBuf *out, const char *name, const Expr *fn, const char *where) {
-  if (lower_dense(out, name, fn, where)) return true;
+  size_t start = out->len;
+  sb_puts(out, no_contract);
+  if (lower_group(out, name, fn, where) || lower_dense(out, name, fn, where)) return true;
   Kernel k;
   memset(&k, 0, sizeof k);
-  if (!analyse(fn, &k)) return false;
-  emit(out, name, &k, where);
-  return true;
+  if (analyse(fn, &k)) {
+    emit(out, name, &k, where);
+    return true;
+  }
+  out->len = start; /* nothing appended */
+  if (out->data) out->data[start] = 0;
+  return false;
 }
 
 /* {==== Scalars ====} */
 
 const char *lower_scalar_ctype(DType t) {
   DClass c;
-  return dtype_class(t, &c) ? elem_ctype(t) : NULL;
+  return lower_dtype_class(t, &c) ? lower_elem_ctype(t) : NULL;
 }
 
 bool lower_scalar(StrBuf *out, const Expr *fn, const char *const *ops, const char *dest, int indent) {
@@ -526,22 +594,23 @@ bool lower_scalar(StrBuf *out, const Expr *fn, const char *const *ops, const cha
     if (k.ins[i]->u.tensor.ndim != 0) return false;
   DType dt = k.ins[k.row->data]->u.tensor.dtype;
   sb_printf(out, "%*s{\n", indent, "");
+  if (dt.code == DT_FLOAT) sb_printf(out, "#if defined(__clang__)\n#pragma STDC FP_CONTRACT OFF\n#endif\n");
   if (k.bounded) {
     StrBuf b = {0};
-    put_bound(&b, "lo", dt, k.lo);
-    put_bound(&b, "hi", dt, k.hi);
-    sb_printf(out, "%*s%s", indent, "", sb_str(&b)); /* put_bound indents by 2 itself */
+    lower_put_bound(&b, "lo", dt, k.lo);
+    lower_put_bound(&b, "hi", dt, k.hi);
+    sb_printf(out, "%*s%s", indent, "", sb_str(&b)); /* lower_put_bound indents by 2 itself */
     sb_free(&b);
   }
   for (int i = 0; i < k.row->arity; i++) {
-    const char *ct = compute_ctype(k.ins[i]->u.tensor.dtype);
+    const char *ct = lower_compute_ctype(k.ins[i]->u.tensor.dtype);
     sb_printf(out, "%*s  const %s x%d = (%s)(%s);\n", indent, "", ct, i, ct, ops[i]);
   }
-  Subst s = {dt.bits == 64 ? "uint64_t" : "uint32_t", elem_ctype(dt)};
+  Subst s = {dt.bits == 64 ? "uint64_t" : "uint32_t", lower_elem_ctype(dt)};
   StrBuf e = {0};
   put_tmpl(&e, k.tmpl, &s);
   sb_printf(out, "%*s  %s = ", indent, "", dest);
-  put_convert(out, sb_str(&e), k.cls[k.row->data], k.res->u.tensor.dtype);
+  lower_put_convert(out, sb_str(&e), k.cls[k.row->data], k.res->u.tensor.dtype);
   sb_puts(out, ";\n");
   sb_printf(out, "%*s}\n", indent, "");
   sb_free(&e);

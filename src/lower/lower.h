@@ -1,9 +1,10 @@
 /* lower.h: from a Primitive function (one kernel) to C.
 **
 ** A Primitive function is a function literal with the attribute
-** Primitive=1 whose body computes with operators only (for now: one
-** operator call on its parameters, in the order of the parameters; later,
-** fusion puts several calls in one). Type inference has run: the
+** Primitive=1 whose body computes with operators only: one operator call
+** on its parameters, or a fused group (calls on the parameters and on each
+** other, nested or through `%0 = ...;` bindings or let, with constants,
+** tuples and projections; lower/group.c). Type inference has run: the
 ** parameters, the body and every call in it carry their types.
 **
 ** Every kernel has one C signature:
@@ -20,12 +21,15 @@
 ** nothing.
 **
 ** Two ways to implement a kernel:
-** - lower_loops: plain C loops generated from the lowering table
-**   (lower/lower.def) for the operators that have an entry there, when
-**   every shape is static and every dtype is one the entry supports;
-** - lower_reference: a call of the runtime's reference kernel for the
-**   operator (runtime/kernels), with the attributes and the result types
-**   as static data. Works for every operator the runtime has a kernel for.
+** - lower_loops: C loops, when a schedule of lower/schedules.def takes the
+**   group (static shapes, dtypes the schedule supports): float32 dense and
+**   batch_matmul as GEMV or packed GEMM with the group's elementwise tail
+**   as epilogue (lower/gemm.c), elementwise/broadcast chains as one loop
+**   (lower/elemwise.c), single table operators (lower/lower.def);
+** - lower_reference: calls of the runtime's reference kernels
+**   (runtime/kernels), one per call of the group, with the attributes and
+**   the result types as static data. Works for every group whose operators
+**   have a kernel in the runtime.
 ** The code generator tries lower_loops first. */
 #ifndef RLY_LOWER_H
 #define RLY_LOWER_H
@@ -39,7 +43,9 @@
 ** gives the same text. */
 bool lower_loops(StrBuf *out, const char *name, const Expr *fn, const char *where);
 
-/* Appends the kernel NAME for fn as calls of the reference kernels to out.
+/* Appends the kernel NAME for fn as calls of the reference kernels to out
+** (one call, or the group's calls in turn, intermediates released after
+** their last use).
 ** Needs the prototypes of the reference kernels it calls: it appends them,
 ** each once per Lowering, to decls. Returns false with a message in err
 ** when fn cannot be compiled (an operator without a reference kernel, a

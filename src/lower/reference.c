@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/vec.h"
+#include "lower/kernel.h"
 #include "lower/lower.h"
 #include "ops/ops.h"
 
@@ -111,32 +112,28 @@ static bool put_tensor_type(StrBuf *before, StrBuf *init, const char *name, int 
   return true;
 }
 
-bool lower_reference(Lowering *L, StrBuf *decls, StrBuf *out, const char *name, const Expr *fn, const char *where,
-                     char *err, size_t errlen) {
-  const Expr *call = fn->u.func.body;
-  if (call->kind != EXPR_CALL || call->u.call.callee->kind != EXPR_OP) {
-    snprintf(err, errlen, "a primitive function must be one operator call");
-    return false;
-  }
+/* The reference kernel of op, or NULL. */
+static const char *kernel_of(const OpDef *op) {
+  for (size_t i = 0; i < RLY_COUNTOF(kernels); i++)
+    if (strcmp(kernels[i].op, op->name) == 0) return kernels[i].fn;
+  return NULL;
+}
+
+/* Appends the prototype of kfn to decls, once per Lowering. */
+static void declare(Lowering *L, StrBuf *decls, const char *kfn) {
+  for (int i = 0; i < L->declared.len; i++)
+    if (strcmp(L->declared.data[i], kfn) == 0) return;
+  VEC_PUSH(&L->declared, kfn);
+  sb_printf(decls, "rlyrt_status %s(rlyrt_kernel_call *c);\n", kfn);
+}
+
+/* The static tables of call (NAME_attrs, NAME_outs and their items) to
+** before; the number of result tensors and whether it is a tuple. False
+** with a message when the result is not a tensor or a tuple of them. */
+static bool put_tables(StrBuf *before, const char *name, const Expr *call, int *nouts_out, bool *tuple_out, char *err,
+                       size_t errlen) {
   const OpDef *op = call->u.call.callee->u.op.op;
-  const char *kfn = NULL;
-  for (size_t i = 0; i < RLY_COUNTOF(kernels) && !kfn; i++)
-    if (strcmp(kernels[i].op, op->name) == 0) kfn = kernels[i].fn;
-  if (!kfn) {
-    snprintf(err, errlen, "the operator %s has no kernel in the runtime", op->name);
-    return false;
-  }
-  /* The call's arguments must be the params, in order (the primitive pass builds it so). */
-  if (call->u.call.nargs != fn->u.func.nparams) {
-    snprintf(err, errlen, "%s: the primitive function's parameters are not its call's arguments", op->name);
-    return false;
-  }
-  for (int i = 0; i < call->u.call.nargs; i++)
-    if (call->u.call.args[i] != fn->u.func.params[i]) {
-      snprintf(err, errlen, "%s: the primitive function's parameters are not its call's arguments", op->name);
-      return false;
-    }
-  StrBuf before = {0}, init = {0};
+  StrBuf init = {0};
   /* Attributes. */
   const Attrs *attrs = call->u.call.attrs;
   int counter = 0;
@@ -144,12 +141,12 @@ bool lower_reference(Lowering *L, StrBuf *decls, StrBuf *out, const char *name, 
   if (nattrs) {
     for (int i = 0; i < nattrs; i++) {
       sb_puts(&init, i ? ",\n    " : "    ");
-      put_attr(&before, &init, name, &counter, attrs->values[i], attrs->cls->fields[i].name);
+      put_attr(before, &init, name, &counter, attrs->values[i], attrs->cls->fields[i].name);
     }
-    sb_printf(&before, "static const rlyrt_attr %s_items[] = {\n%s};\n", name, sb_str(&init));
-    sb_printf(&before, "static const rlyrt_attrs %s_attrs = {%d, %s_items};\n", name, nattrs, name);
+    sb_printf(before, "static const rlyrt_attr %s_items[] = {\n%s};\n", name, sb_str(&init));
+    sb_printf(before, "static const rlyrt_attrs %s_attrs = {%d, %s_items};\n", name, nattrs, name);
   } else {
-    sb_printf(&before, "static const rlyrt_attrs %s_attrs = {0, NULL};\n", name);
+    sb_printf(before, "static const rlyrt_attrs %s_attrs = {0, NULL};\n", name);
   }
   /* Result types. */
   sb_clear(&init);
@@ -158,22 +155,45 @@ bool lower_reference(Lowering *L, StrBuf *decls, StrBuf *out, const char *name, 
   int nouts = tuple ? t->u.tuple.n : 1;
   for (int i = 0; i < nouts; i++) {
     sb_puts(&init, i ? ", " : "");
-    if (!put_tensor_type(&before, &init, name, i, tuple ? t->u.tuple.fields[i] : t)) {
+    if (!put_tensor_type(before, &init, name, i, tuple ? t->u.tuple.fields[i] : t)) {
       snprintf(err, errlen, "%s: the result is not a tensor or a tuple of tensors", op->name);
-      sb_free(&before);
       sb_free(&init);
       return false;
     }
   }
-  if (nouts) sb_printf(&before, "static const rlyrt_tensor_type %s_outs[] = {%s};\n", name, sb_str(&init));
+  if (nouts) sb_printf(before, "static const rlyrt_tensor_type %s_outs[] = {%s};\n", name, sb_str(&init));
   sb_free(&init);
-  /* The prototype, once. */
-  bool have = false;
-  for (int i = 0; i < L->declared.len && !have; i++) have = strcmp(L->declared.data[i], kfn) == 0;
-  if (!have) {
-    VEC_PUSH(&L->declared, kfn);
-    sb_printf(decls, "rlyrt_status %s(rlyrt_kernel_call *c);\n", kfn);
+  *nouts_out = nouts;
+  *tuple_out = tuple;
+  return true;
+}
+
+static bool lower_group_reference(Lowering *L, StrBuf *decls, StrBuf *out, const char *name, const Expr *fn,
+                                  const char *where, char *err, size_t errlen);
+
+bool lower_reference(Lowering *L, StrBuf *decls, StrBuf *out, const char *name, const Expr *fn, const char *where,
+                     char *err, size_t errlen) {
+  const Expr *call = fn->u.func.body;
+  /* One call on the parameters in order (what WrapPrimitives makes): one
+  ** kernel call; anything else (fused groups): the calls in turn. */
+  bool single = call->kind == EXPR_CALL && call->u.call.callee->kind == EXPR_OP &&
+                call->u.call.nargs == fn->u.func.nparams;
+  for (int i = 0; single && i < call->u.call.nargs; i++) single = call->u.call.args[i] == fn->u.func.params[i];
+  if (!single) return lower_group_reference(L, decls, out, name, fn, where, err, errlen);
+  const OpDef *op = call->u.call.callee->u.op.op;
+  const char *kfn = kernel_of(op);
+  if (!kfn) {
+    snprintf(err, errlen, "the operator %s has no kernel in the runtime", op->name);
+    return false;
   }
+  StrBuf before = {0};
+  int nouts;
+  bool tuple;
+  if (!put_tables(&before, name, call, &nouts, &tuple, err, errlen)) {
+    sb_free(&before);
+    return false;
+  }
+  declare(L, decls, kfn);
   sb_putn(out, before.data ? before.data : "", before.len);
   sb_free(&before);
   sb_printf(out, "static rlyrt_status %s(rlyrt_object *const *args, rlyrt_object **out) {\n", name);
@@ -196,4 +216,142 @@ bool lower_reference(Lowering *L, StrBuf *decls, StrBuf *out, const char *name, 
                  "  }\n");
   sb_puts(out, "  *out = c.result;\n  return RLYRT_OK;\n}\n");
   return true;
+}
+
+/* {==== Groups: the calls in turn ====}
+** A Primitive function with several calls (a fused group), or one call
+** whose arguments are not the parameters in order: each live node in
+** evaluation order, its result in v[i]; operator calls call their
+** reference kernel, constants are copied into a new tensor, tuples and
+** projections built and read. A node's value is released right after its
+** last use; on failure, everything still held is. */
+
+/* The C expression of operand a (borrowed rlyrt_object *). */
+static void put_operand(StrBuf *sb, int a) {
+  if (a < 0) sb_printf(sb, "args[%d]", -1 - a);
+  else sb_printf(sb, "v[%d]", a);
+}
+
+static bool lower_group_reference(Lowering *L, StrBuf *decls, StrBuf *out, const char *name, const Expr *fn,
+                                  const char *where, char *err, size_t errlen) {
+  Group *g = rly_xcalloc(1, sizeof *g);
+  if (!group_build(fn, g)) {
+    snprintf(err, errlen, "a primitive function must be operator calls, constants, tuples and projections on its "
+                          "parameters (at most %d)",
+             GROUP_MAX_NODES);
+    free(g);
+    return false;
+  }
+  int last_use[GROUP_MAX_NODES];
+  for (int i = 0; i < g->nnodes; i++) {
+    last_use[i] = -1;
+    for (int j = 0; j < g->nodes[i].nargs; j++)
+      if (g->nodes[i].args[j] >= 0 && g->nodes[i].live) last_use[g->nodes[i].args[j]] = i;
+  }
+  StrBuf before = {0}, body = {0};
+  bool ok = true;
+  for (int i = 0; ok && i < g->nnodes; i++) {
+    const GNode *n = &g->nodes[i];
+    if (!n->live) continue;
+    char node[300];
+    snprintf(node, sizeof node, "%s_n%d", name, i);
+    switch (n->kind) {
+    case GN_CALL: {
+      const char *kfn = kernel_of(n->op);
+      int nouts;
+      bool tuple;
+      if (!kfn) {
+        snprintf(err, errlen, "the operator %s has no kernel in the runtime", n->op->name);
+        ok = false;
+        break;
+      }
+      if (!put_tables(&before, node, n->call, &nouts, &tuple, err, errlen)) {
+        ok = false;
+        break;
+      }
+      declare(L, decls, kfn);
+      sb_printf(&body, "  {\n    /* %s */\n", n->op->name);
+      if (n->nargs) {
+        sb_printf(&body, "    rlyrt_object *const a[%d] = {", n->nargs);
+        for (int j = 0; j < n->nargs; j++) {
+          sb_puts(&body, j ? ", " : "");
+          put_operand(&body, n->args[j]);
+        }
+        sb_puts(&body, "};\n");
+      }
+      sb_puts(&body, "    rlyrt_kernel_call c = {");
+      lower_cstring(&body, n->op->name, strlen(n->op->name));
+      sb_printf(&body, ", &%s_attrs, %s, %d, ", node, n->nargs ? "a" : "NULL", n->nargs);
+      if (nouts) sb_printf(&body, "%s_outs", node);
+      else sb_puts(&body, "NULL");
+      sb_printf(&body, ", %d, %s, NULL};\n", nouts, tuple ? "true" : "false");
+      sb_printf(&body, "    if ((s = %s(&c)) != RLYRT_OK) goto fail;\n", kfn);
+      sb_printf(&body, "    v[%d] = c.result;\n  }\n", i);
+      break;
+    }
+    case GN_CONST: {
+      const ConstData *c = n->call->u.constant.value;
+      DType d = c->dtype;
+      if (c->ndim) {
+        sb_printf(&before, "static const int64_t %s_shape[] = {", node);
+        for (int k = 0; k < c->ndim; k++) sb_printf(&before, "%s%lld", k ? ", " : "", (long long)c->shape[k]);
+        sb_puts(&before, "};\n");
+      }
+      sb_printf(&body, "  {\n    rlyrt_tensor *t = rlyrt_tensor_new((DLDataType){%u, %u, %u}, %d, %s%s, false);\n",
+                d.code, d.bits, d.lanes, c->ndim, c->ndim ? node : "NULL", c->ndim ? "_shape" : "");
+      sb_puts(&body, "    if (!t) {\n      s = RLYRT_E_NOMEM;\n      goto fail;\n    }\n");
+      if (c->nbytes) {
+        sb_puts(&body, "    memcpy(t->dl.data, ");
+        lower_cstring(&body, c->data, c->nbytes);
+        sb_printf(&body, ", %zu);\n", c->nbytes);
+      }
+      sb_printf(&body, "    v[%d] = &t->obj;\n  }\n", i);
+      break;
+    }
+    case GN_TUPLE:
+      sb_printf(&body, "  {\n    rlyrt_tuple *tp = rlyrt_tuple_new(%d);\n", n->nargs);
+      sb_puts(&body, "    if (!tp) {\n      s = RLYRT_E_NOMEM;\n      goto fail;\n    }\n");
+      for (int j = 0; j < n->nargs; j++) {
+        sb_printf(&body, "    rlyrt_tuple_set_take(tp, %d, rlyrt_retain(", j);
+        put_operand(&body, n->args[j]);
+        sb_puts(&body, "));\n");
+      }
+      sb_printf(&body, "    v[%d] = &tp->obj;\n  }\n", i);
+      break;
+    case GN_PROJ:
+      sb_printf(&body, "  v[%d] = rlyrt_retain(RLYRT_AS_TUPLE(", i);
+      put_operand(&body, n->args[0]);
+      sb_printf(&body, ")->fields[%d]);\n", n->index);
+      break;
+    }
+    for (int j = 0; j < g->nnodes; j++)
+      if (last_use[j] == i && j != g->nnodes - 1) sb_printf(&body, "  rlyrt_release(v[%d]);\n  v[%d] = NULL;\n", j, j);
+  }
+  if (ok) {
+    int r = g->nnodes - 1;
+    const Type *rt = g->nodes[r].call->type;
+    sb_putn(out, before.data ? before.data : "", before.len);
+    sb_printf(out, "static rlyrt_status %s(rlyrt_object *const *args, rlyrt_object **out) {\n", name);
+    sb_printf(out, "  rlyrt_object *v[%d] = {NULL};\n  rlyrt_status s;\n", g->nnodes);
+    if (!fn->u.func.nparams) sb_puts(out, "  (void)args;\n");
+    sb_putn(out, body.data ? body.data : "", body.len);
+    if (rt && rt->kind == TYPE_TENSOR) /* a planned buffer in *out: the result goes there */
+      sb_printf(out,
+                "  if (*out && v[%d] != *out) {\n"
+                "    size_t n = rlyrt_tensor_nbytes(RLYRT_AS_TENSOR(v[%d]));\n"
+                "    if (n) memcpy(RLYRT_AS_TENSOR(*out)->dl.data, RLYRT_AS_TENSOR(v[%d])->dl.data, n);\n"
+                "    rlyrt_release(v[%d]);\n"
+                "    return RLYRT_OK;\n"
+                "  }\n",
+                r, r, r, r);
+    sb_printf(out, "  *out = v[%d];\n  return RLYRT_OK;\nfail:\n", r);
+    sb_printf(out, "  for (int i = 0; i < %d; i++) rlyrt_release(v[i]);\n", g->nnodes);
+    sb_puts(out, "  return rlyrt_error_at(s, ");
+    lower_cstring(out, where, strlen(where));
+    sb_puts(out, ");\n}\n");
+  }
+  sb_free(&before);
+  sb_free(&body);
+  free(g);
+  return ok;
 }

@@ -10,10 +10,17 @@
 ** with dlopen, and each kernel runs on its case's inputs: integers and
 ** bools must match the expected .npy exactly, floats within the case's
 ** tolerance, and the result must be bit-identical to the reference
-** kernel's on the same inputs (NaN payloads aside). A case where the
+** kernel's on the same inputs (NaN payloads aside), except float32 dense
+** and batch_matmul, which accumulate in float32 and must be within that
+** accumulation's error of it (close_to_ref). The library is built once
+** per vector ISA of the GEMM kernels that the CPU runs. A case where the
 ** reference kernel must fail may not be lowered (loops cannot fail but for
 ** memory); every case of lower.txt must be lowered. The test fails unless
 ** at least MIN_OPS distinct ops were lowered.
+**
+** Fused groups (test_fused): hand-written multi-call functions on random
+** inputs against the calls evaluated one by one, through lower_loops and
+** lower_reference both.
 **
 ** Direct checks: what lower_loops refuses (dynamic shapes, float16,
 ** integer division, ...) appends nothing; the text is deterministic; the
@@ -47,13 +54,17 @@ typedef struct Case {
   rlyrt_object *args[MAX_ARGS];
   int nargs;
   rlyrt_tensor *want;   /* the expected values (within rtol, atol) */
-  rlyrt_tensor *ref;    /* the reference kernel's result (to the bit) */
+  rlyrt_tensor *ref;    /* the reference kernel's result (to the bit, or within red_tol) */
   double rtol, atol;
+  int64_t red_len;      /* > 0: a float32 reduction of that length accumulated in float32 */
+  rlyrt_object *tuple_ref; /* a tuple result: the reference's, compared field by field */
 } Case;
 
 static Case cases[MAX_CASES];
 static int ncases;
 static StrBuf kernels;           /* the generated kernels */
+static StrBuf decls;             /* the reference kernels' prototypes */
+static Lowering *lowering;
 static bool op_lowered[OP_COUNT];
 
 /* The weird `where` of the allocation-failure kernel: every character
@@ -119,6 +130,35 @@ static rlyrt_tensor *reference(const char *where, Module *m, const Expr *fn, rly
   fail(where, "the reference kernel's result is not a tensor", NULL);
   rlyrt_release(kc.result);
   return NULL;
+}
+
+/* The reduction length of the float32 GEMM-like calls in fn's body (the
+** largest), or 0: such kernels accumulate in float32 and are compared with
+** the reference kernels within a tolerance that grows with it. */
+static int64_t reduction_len(const Expr *e) {
+  if (!e) return 0;
+  int64_t k = 0;
+  if (e->kind == EXPR_LET) {
+    int64_t a = reduction_len(e->u.let.value), b = reduction_len(e->u.let.body);
+    return a > b ? a : b;
+  }
+  if (e->kind != EXPR_CALL || e->u.call.callee->kind != EXPR_OP) return 0;
+  for (int i = 0; i < e->u.call.nargs; i++) {
+    int64_t a = reduction_len(e->u.call.args[i]);
+    if (a > k) k = a;
+  }
+  const char *op = e->u.call.callee->u.op.op->name;
+  const Type *t = e->type, *a0 = e->u.call.args[0]->type;
+  if (!t || t->kind != TYPE_TENSOR || t->u.tensor.dtype.code != DT_FLOAT || t->u.tensor.dtype.bits != 32) return k;
+  int64_t here = 0;
+  if (strcmp(op, "nn.dense") == 0) here = a0->u.tensor.shape[a0->u.tensor.ndim - 1];
+  if (strcmp(op, "nn.batch_matmul") == 0) {
+    const Attrs *at = e->u.call.attrs;
+    int f = at && at->cls ? attrs_class_field(at->cls, "transpose_a", 11) : -1;
+    bool ta = f >= 0 && at->values[f]->kind == AV_BOOL && at->values[f]->u.b;
+    here = a0->u.tensor.shape[ta ? 1 : 2];
+  }
+  return here > k ? here : k;
 }
 
 /* Lowers one case line; keeps it in cases[] when lower_loops accepts it.
@@ -199,6 +239,7 @@ static void collect(const char *where, char *line) {
       c->ref = reference(where, p.m, fn, args, nargs);
       c->rtol = rtol;
       c->atol = atol;
+      c->red_len = reduction_len(fn->u.func.body);
       op_lowered[fn->u.func.body->u.call.callee->u.op.op->id] = true;
       nargs = 0; /* the case keeps them */
     }
@@ -242,14 +283,49 @@ static bool identical(const char *where, const rlyrt_tensor *got, const rlyrt_te
   return true;
 }
 
+/* got is within float32 accumulation error of ref: a reduction of length k
+** in float32 errs by about k * 2^-24 times the sum of the magnitudes of its
+** terms; the tensor's largest magnitude stands for that sum's scale. An
+** index or a tile written wrong is off by far more. */
+static bool close_to_ref(const char *where, const rlyrt_tensor *got, const rlyrt_tensor *ref, int64_t k) {
+  if (!rlyrt_dtype_eq(got->dl.dtype, ref->dl.dtype) || got->dl.ndim != ref->dl.ndim) {
+    fail(where, "dtype or rank differs from the reference kernel's", NULL);
+    return false;
+  }
+  int64_t n = rlyrt_tensor_numel(got);
+  double scale = 0;
+  for (int64_t i = 0; i < n; i++) scale = fmax(scale, fabs(rlyrt_get_f64(ref, i)));
+  for (int64_t i = 0; i < n; i++) {
+    double x = rlyrt_get_f64(got, i), y = rlyrt_get_f64(ref, i);
+    if ((isnan(x) && isnan(y)) || fabs(x - y) <= 1e-5 * fabs(y) + 1e-7 * (double)(k + 4) * scale) continue;
+    char msg[256];
+    snprintf(msg, sizeof msg, "element %lld is %.9g, the reference kernel's %.9g (reduction of %lld)", (long long)i, x,
+             y, (long long)k);
+    fail(where, "not within float32 accumulation error", msg);
+    return false;
+  }
+  return true;
+}
+
 static void run_case(const Case *c, KernelFn fn) {
   rlyrt_object *out = NULL;
   check_count++;
   rlyrt_status s = fn(c->args, &out);
   if (s != RLYRT_OK) fail(c->where, "the kernel failed", rlyrt_status_name(s));
+  else if (c->tuple_ref) {
+    const rlyrt_tuple *want = RLYRT_AS_TUPLE(c->tuple_ref), *got = RLYRT_AS_TUPLE(out);
+    if (!out || out->kind != RLYRT_TUPLE || got->n != want->n) fail(c->where, "the result is not the tuple expected", NULL);
+    else
+      for (int i = 0; i < got->n; i++)
+        identical(c->where, RLYRT_AS_TENSOR(got->fields[i]), RLYRT_AS_TENSOR(want->fields[i]));
+  }
   else if (!out || out->kind != RLYRT_TENSOR) fail(c->where, "the result is not a tensor", NULL);
-  else if (c->want && c->ref && same(c->where, RLYRT_AS_TENSOR(out), c->want, c->rtol, c->atol))
+  else if (c->red_len) { /* float32 accumulation: near the reference kernel (and the case's file) */
+    if (c->ref && close_to_ref(c->where, RLYRT_AS_TENSOR(out), c->ref, c->red_len) && c->want != c->ref)
+      same(c->where, RLYRT_AS_TENSOR(out), c->want, c->rtol, c->atol);
+  } else if (c->want && c->ref && same(c->where, RLYRT_AS_TENSOR(out), c->want, c->rtol, c->atol)) {
     identical(c->where, RLYRT_AS_TENSOR(out), c->ref);
+  }
   rlyrt_release(out);
 }
 
@@ -283,7 +359,7 @@ static void check_nomem(const LibRuntime *rt, KernelFn fn) {
 }
 
 /* Builds the kernels (and k_nomem) into one library and runs them all. */
-static void build_and_run(const char *nomem_kernel) {
+static void build_and_run(const char *nomem_kernel, const char *isa_flags, int opt_level) {
   char err[512];
   char *dir = driver_tmpdir_new(err, sizeof err);
   if (!dir) {
@@ -292,6 +368,7 @@ static void build_and_run(const char *nomem_kernel) {
   }
   StrBuf c = {0};
   sb_puts(&c, "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n#include \"relayc/runtime.h\"\n\n");
+  sb_puts(&c, sb_str(&decls));
   sb_puts(&c, sb_str(&kernels));
   sb_puts(&c, nomem_kernel);
   /* A shared library exports only what says so; its runtime is private. */
@@ -311,8 +388,10 @@ static void build_and_run(const char *nomem_kernel) {
   BuildOptions o;
   driver_options_init(&o);
   o.emit = EMIT_SO;
-  o.opt_level = 1;
-  o.cflags = "-Werror -Wshadow -Wvla -Wpointer-arith -Wstrict-prototypes";
+  o.opt_level = opt_level;
+  char cflags[200];
+  snprintf(cflags, sizeof cflags, "-Werror -Wshadow -Wvla -Wpointer-arith -Wstrict-prototypes %s", isa_flags);
+  o.cflags = cflags;
   const char *cc = getenv("RLY_TEST_CC");
   if (cc && *cc) o.cc = cc;
   o.keep_source = getenv("RLY_TEST_KEEP");
@@ -385,7 +464,7 @@ static void test_refused(void) {
       DEF("%a: Tensor[(3), int32], %b: Tensor[(3), int32]", "power(%a, %b)"),
       DEF("%a: Tensor[(3), int32]", "exp(%a)"),                                      /* float math on ints */
       DEF("%a: Tensor[(3), float32]", "cast(%a, dtype=\"float16\")"),
-      DEF("%a: Tensor[(3), float32]", "sum(%a)"),                                    /* no table row */
+      DEF("%a: Tensor[(3), float32]", "prod(%a)"),                                   /* no schedule */
       DEF("%a: Tensor[(3), float32], %b: Tensor[(3), float32]", "add(%b, %a)"),    /* not the params in order */
       DEF("%a: Tensor[(3), float32]", "add(%a, %a)"),
       DEF("%a: Tensor[(3), int8x4]", "negative(%a)"),                                /* vector lanes */
@@ -444,13 +523,285 @@ static char *nomem_kernel(void) {
   return text;
 }
 
+/* {==== Fused groups ====}
+** Hand-written multi-call functions (what FuseOps makes: nested calls,
+** `%0 = ...;` bindings, let), on random inputs, compared with the calls
+** evaluated one by one with the reference kernels. Each is lowered twice:
+** lower_loops (which must take exactly the cases marked so) and
+** lower_reference (which must take every one, and match to the bit). */
+
+typedef struct Env {
+  const Expr *key[256];
+  rlyrt_object *val[256];
+  int n;
+} Env;
+
+static rlyrt_object *env_find(const Env *env, const Expr *e) {
+  for (int i = env->n - 1; i >= 0; i--)
+    if (env->key[i] == e) return rlyrt_retain(env->val[i]);
+  return NULL;
+}
+
+static void env_put(Env *env, const Expr *e, rlyrt_object *v) {
+  if (env->n == 256) return;
+  env->key[env->n] = e;
+  env->val[env->n++] = rlyrt_retain(v);
+}
+
+/* e's value, the calls evaluated one at a time by the reference kernels;
+** NULL on failure (reported). */
+static rlyrt_object *eval(const char *where, Module *m, const Expr *fn, rlyrt_object **args, const Expr *e, Env *env) {
+  rlyrt_object *v = env_find(env, e);
+  if (v) return v;
+  switch (e->kind) {
+  case EXPR_VAR:
+    for (int i = 0; i < fn->u.func.nparams; i++)
+      if (fn->u.func.params[i] == e) return rlyrt_retain(args[i]);
+    fail(where, "unbound variable", NULL);
+    return NULL;
+  case EXPR_LET: {
+    rlyrt_object *x = eval(where, m, fn, args, e->u.let.value, env);
+    if (!x) return NULL;
+    env_put(env, e->u.let.var, x);
+    rlyrt_release(x);
+    return eval(where, m, fn, args, e->u.let.body, env);
+  }
+  case EXPR_CONST: {
+    const ConstData *c = e->u.constant.value;
+    rlyrt_tensor *t = rlyrt_tensor_new(kcall_dtype(c->dtype), c->ndim, c->shape, false);
+    if (t && c->nbytes) memcpy(t->dl.data, c->data, c->nbytes);
+    v = t ? &t->obj : NULL;
+    break;
+  }
+  case EXPR_TUPLE: {
+    rlyrt_tuple *tp = rlyrt_tuple_new(e->u.tuple.n);
+    for (int i = 0; i < e->u.tuple.n; i++) {
+      rlyrt_object *x = eval(where, m, fn, args, e->u.tuple.fields[i], env);
+      if (!x) {
+        rlyrt_release(&tp->obj);
+        return NULL;
+      }
+      rlyrt_tuple_set_take(tp, i, x);
+    }
+    v = &tp->obj;
+    break;
+  }
+  case EXPR_GET_ITEM: {
+    rlyrt_object *x = eval(where, m, fn, args, e->u.get_item.tuple, env);
+    if (!x) return NULL;
+    v = rlyrt_retain(RLYRT_AS_TUPLE(x)->fields[e->u.get_item.index]);
+    rlyrt_release(x);
+    break;
+  }
+  case EXPR_CALL: {
+    rlyrt_object *argv[16];
+    int n = e->u.call.nargs;
+    for (int i = 0; i < n; i++) {
+      argv[i] = eval(where, m, fn, args, e->u.call.args[i], env);
+      if (!argv[i]) {
+        release_args(argv, i);
+        return NULL;
+      }
+    }
+    rlyrt_kernel_fn kernel = rlyrt_kernel_lookup(e->u.call.callee->u.op.op->name);
+    rlyrt_kernel_call kc;
+    char err[256];
+    if (!kernel || !kcall_prepare(m->arena, e, &kc, err, sizeof err)) {
+      fail(where, "cannot call the reference kernel", kernel ? err : NULL);
+      release_args(argv, n);
+      return NULL;
+    }
+    kc.args = argv;
+    kc.nargs = n;
+    if (kernel(&kc) != RLYRT_OK) fail(where, "the reference kernel failed", rlyrt_last_error());
+    release_args(argv, n);
+    v = kc.result;
+    break;
+  }
+  default: fail(where, "unexpected expression", NULL); return NULL;
+  }
+  if (v) env_put(env, e, v);
+  return v;
+}
+
+/* A tensor of type t with deterministic pseudo-random values: floats in
+** [-1, 1), integers in [-5, 5] (unsigned [0, 10]), bools 0 or 1. */
+static rlyrt_tensor *random_tensor(const Type *t, uint32_t *seed) {
+  DType d = t->u.tensor.dtype;
+  rlyrt_tensor *x = rlyrt_tensor_new(kcall_dtype(d), t->u.tensor.ndim, t->u.tensor.shape, false);
+  int64_t n = rlyrt_tensor_numel(x);
+  for (int64_t i = 0; i < n; i++) {
+    *seed = *seed * 1664525u + 1013904223u;
+    uint32_t r = *seed >> 8;
+    if (d.code == DT_FLOAT) rlyrt_set_f64(x, i, (double)r / (double)(1u << 23) - 1.0);
+    else if (dtype_is_bool(d)) rlyrt_set_i64(x, i, r & 1);
+    else rlyrt_set_i64(x, i, (int64_t)(r % 11) - (d.code == DT_INT ? 5 : 0));
+  }
+  return x;
+}
+
+static void add_case(const char *where, rlyrt_object **args, int nargs, rlyrt_tensor *ref, int64_t red_len) {
+  Case *c = &cases[ncases++];
+  snprintf(c->where, sizeof c->where, "%s", where);
+  for (int i = 0; i < nargs; i++) c->args[i] = rlyrt_retain(args[i]);
+  c->nargs = nargs;
+  c->want = RLYRT_AS_TENSOR(rlyrt_retain(&ref->obj));
+  c->ref = RLYRT_AS_TENSOR(rlyrt_retain(&ref->obj));
+  c->rtol = 1e-5;
+  c->atol = 1e-6;
+  c->red_len = red_len;
+  check_count++;
+}
+
+static void test_fused(void) {
+#define T(shape) "Tensor[(" shape "), float32]"
+  /* 200 calls in one group (FuseOps puts up to 256 in one function) */
+  static char long_chain[16384];
+  size_t len = 0;
+  len += (size_t)snprintf(long_chain, sizeof long_chain, "%%0 = add(%%a, %%b);\n  ");
+  for (int i = 1; i < 200; i++)
+    len += (size_t)snprintf(long_chain + len, sizeof long_chain - len, "%%%d = %s(%%%d, %%%c);\n  ", i,
+                            i % 2 ? "subtract" : "add", i - 1, i % 2 ? 'a' : 'b');
+  snprintf(long_chain + len, sizeof long_chain - len, "nn.relu(%%199)");
+  const struct {
+    const char *params, *body;
+    bool loops; /* lower_loops must take it */
+  } groups[] = {
+      /* GEMV (dense, 1..4 rows), with and without epilogues */
+      {"%x: " T("1, 784") ", %w: " T("512, 784"), "nn.dense(%x, %w, units=512)", true},
+      {"%x: " T("1, 37") ", %w: " T("29, 37") ", %b: " T("29"), "nn.relu(nn.bias_add(nn.dense(%x, %w), %b))", true},
+      {"%x: " T("3, 131") ", %w: " T("17, 131") ", %y: " T("3, 17"), "tanh(add(nn.dense(%x, %w), %y))", true},
+      {"%x: " T("2, 5") ", %w: " T("7, 5"), "sigmoid(nn.dense(%x, %w))", true},
+      {"%x: " T("4, 33") ", %w: " T("9, 33") ", %b: " T("9"), "clip(nn.bias_add(nn.dense(%x, %w), %b), a_min=-0.5f, a_max=0.5f)", true},
+      {"%x: " T("33") ", %w: " T("9, 33"), "nn.dense(%x, %w)", true},
+      /* packed GEMM: odd sizes, two K blocks, two row and two column blocks */
+      {"%x: " T("37, 300") ", %w: " T("45, 300") ", %b: " T("45"),
+       "clip(nn.bias_add(nn.dense(%x, %w), %b), a_min=-0.5f, a_max=0.5f)", true},
+      {"%x: " T("130, 70") ", %w: " T("1100, 70"), "nn.dense(%x, %w)", true},
+      {"%x: " T("2, 5, 19") ", %w: " T("11, 19") ", %b: " T("11"),
+       "multiply(nn.bias_add(nn.dense(%x, %w), %b, axis=-1), 2f)", true},
+      {"%x: " T("5, 1") ", %w: " T("3, 1"), "nn.dense(%x, %w)", true},
+      {"%x: " T("6, 16") ", %w: " T("16, 16"), "let %y = nn.dense(%x, %w); nn.relu(%y)", true},
+      {"%x: " T("8, 24") ", %w: " T("40, 24"), "%0 = nn.dense(%x, %w);\n  multiply(%0, sigmoid(%0))", true},
+      /* batch_matmul: transposes, a batch of 1 broadcast, broadcast epilogue operands */
+      {"%a: " T("3, 7, 13") ", %b: " T("3, 13, 9") ", %c: " T("3, 7, 9"),
+       "add(nn.batch_matmul(%a, %b, transpose_b=False), %c)", true},
+      {"%a: " T("1, 13, 7") ", %b: " T("4, 9, 13") ", %c: " T("4, 1, 9"),
+       "add(nn.batch_matmul(%a, %b, transpose_a=True, transpose_b=True), %c)", true},
+      {"%a: " T("2, 20, 300") ", %b: " T("1, 300, 17"),
+       "%0 = nn.batch_matmul(%a, %b, transpose_b=False);\n  %1 = nn.relu(%0);\n  multiply(%1, %0)", true},
+      /* elementwise and broadcast chains: one loop, the same bits */
+      {"%a: " T("4, 5") ", %b: " T("5") ", %c: " T("4, 1"), "nn.relu(add(multiply(%a, %b), %c))", true},
+      {"%a: Tensor[(6), int32], %b: Tensor[(6), int32], %c: int32", "subtract(add(%a, %b), %c)", true},
+      {"%a: " T("3, 4") ", %b: " T("4"), "multiply(cast(greater(%a, %b), dtype=\"float32\"), %a)", true},
+      {"%x: " T("2, 3, 4, 5") ", %b: " T("3"), "tanh(nn.bias_add(%x, %b, axis=1))", true},
+      {"%a: " T("7") ", %b: " T("7"), "where(less(%a, %b), clip(exp(%a), a_min=0.1f, a_max=2f), negative(%b))", true},
+      {"%a: " T("3, 1, 5") ", %b: " T("4, 1"), "let %s = add(%a, %b); let %t = multiply(%s, %s); subtract(%t, 1f)", true},
+      {"%a: " T("4") ", %b: " T("4"), "add(%b, %a)", false},
+      {"%a: " T("2, 3") ", %b: " T("3"), long_chain, true},
+      {"%x: " T("5")", %b: " T("5"), "let %y = %x; nn.relu(add(%y, %b))", true},
+      /* softmax rows, the same bits, and an epilogue */
+      {"%x: " T("3, 8") ", %y: " T("3, 8"), "add(nn.softmax(%x), %y)", true},
+      {"%x: " T("4, 5, 3") ", %y: " T("3"), "multiply(nn.log_softmax(%x, axis=1), %y)", true},
+      {"%x: Tensor[(2, 9), float64]", "nn.fast_softmax(%x, axis=0)", true},
+      /* reductions in the reference kernel's order, the same bits */
+      {"%x: " T("3, 4, 5") ", %y: " T("1, 4, 1"), "sqrt(add(mean(%x, axis=[0, 2], keepdims=True), %y))", true},
+      {"%x: " T("3, 4, 5"), "max(%x, axis=1)", true},
+      {"%x: " T("3, 4, 5"), "negative(min(%x, axis=[-1], exclude=True))", true},
+      {"%x: Tensor[(6, 7), float64]", "sum(%x)", true},
+      /* lowered as reference calls only */
+      {"%x: " T("3, 8") ", %y: " T("3, 1, 8"), "add(nn.softmax(%x), %y)", false},
+      {"%a: " T("2, 3") ", %b: " T("2, 4"), "concatenate((exp(%a), %b), axis=1)", false},
+      {"%x: " T("4, 6"), "%0 = split(%x, indices_or_sections=2, axis=1);\n  add(%0.0, %0.1)", false},
+      {"%x: " T("5, 6"), "add(sum(exp(%x), axis=[1]), 1f)", false},
+      {"%x: " T("5, 6"), "let %u = negative(%x); let %dead = exp(%x); sum(%u, axis=[0])", false},
+      {"%x: " T("4, 6"), "%0 = split(%x, indices_or_sections=2, axis=1);\n  (%0.0, exp(%0.1))", false},
+  };
+#undef T
+  uint32_t seed = 12345;
+  for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
+    char where[64];
+    snprintf(where, sizeof where, "fused group %zu", i);
+    StrBuf src = {0}, msg = {0};
+    sb_printf(&src, "#[version = \"0.0.5\"]\ndef @t(%s) {\n  %s\n}\n", groups[i].params, groups[i].body);
+    Program p;
+    program_open(&p, where, sb_str(&src), &msg);
+    if (!p.m) {
+      fail(where, "does not type-check", sb_str(&msg));
+      sb_free(&src);
+      sb_free(&msg);
+      continue;
+    }
+    const Expr *fn = program_fn(&p);
+    rlyrt_object *args[MAX_ARGS];
+    int nargs = fn->u.func.nparams;
+    for (int k = 0; k < nargs; k++) args[k] = &random_tensor(fn->u.func.params[k]->type, &seed)->obj;
+    Env env = {0};
+    rlyrt_object *r = eval(where, p.m, fn, args, fn->u.func.body, &env);
+    for (int k = 0; k < env.n; k++) rlyrt_release(env.val[k]);
+    char name[32], err[256];
+    /* loops */
+    snprintf(name, sizeof name, "k%d", ncases);
+    size_t before = kernels.len;
+    bool lowered = lower_loops(&kernels, name, fn, where);
+    check_count++;
+    if (lowered != groups[i].loops) fail(where, lowered ? "lowered as loops, but must not be" : "not lowered as loops", NULL);
+    if (!lowered) CHECK_EQ(kernels.len, before);
+    if (lowered) {
+      StrBuf again = {0};
+      CHECK(lower_loops(&again, name, fn, where));
+      CHECK(again.len == kernels.len - before && !memcmp(again.data, kernels.data + before, again.len));
+      sb_free(&again);
+      sb_putc(&kernels, '\n');
+      if (r && r->kind == RLYRT_TENSOR) add_case(where, args, nargs, RLYRT_AS_TENSOR(r), reduction_len(fn->u.func.body));
+    }
+    /* reference calls */
+    snprintf(name, sizeof name, "k%d", ncases);
+    if (!lower_reference(lowering, &decls, &kernels, name, fn, where, err, sizeof err)) {
+      fail(where, "lower_reference refused it", err);
+    } else {
+      sb_putc(&kernels, '\n');
+      if (r && r->kind == RLYRT_TENSOR) {
+        add_case(where, args, nargs, RLYRT_AS_TENSOR(r), 0);
+      } else if (r) { /* a tuple of tensors: field by field, to the bit */
+        Case *c = &cases[ncases++];
+        snprintf(c->where, sizeof c->where, "%s", where);
+        for (int k = 0; k < nargs; k++) c->args[k] = rlyrt_retain(args[k]);
+        c->nargs = nargs;
+        c->tuple_ref = rlyrt_retain(r);
+        check_count++;
+      }
+    }
+    rlyrt_release(r);
+    release_args(args, nargs);
+    program_close(&p);
+    sb_free(&src);
+    sb_free(&msg);
+  }
+}
+
 int main(void) {
+  lowering = lowering_new();
   test_refused();
   test_loop_nest();
   if (!cases_run("tests/kernels", "", collect)) return 1;
+  test_fused();
   char *nomem = nomem_kernel();
-  build_and_run(nomem);
+  /* Every version of the GEMM kernels that this CPU runs: the portable
+  ** one (capped), the best one (no cap: every version compiled, at -O2
+  ** where gcc warns most), AVX2+FMA alone (capped, in a file compiled for
+  ** AVX2+FMA, as --target native makes it: no test at run time) and the
+  ** file compiled for AVX-512 (only that version). */
+  build_and_run(nomem, "-DRLYRT_ISA_MAX=0", 1);
+  build_and_run(nomem, "", 2);
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    build_and_run(nomem, "-DRLYRT_ISA_MAX=1 -mavx2 -mfma", 3);
+  if (__builtin_cpu_supports("avx512f")) build_and_run(nomem, "-mavx512f -mavx2 -mfma", 2);
+#endif
   free(nomem);
+  lowering_free(lowering);
+  sb_free(&decls);
   int nops = 0;
   for (int id = 0; id < OP_COUNT; id++) nops += op_lowered[id];
   printf("test_lower: %d cases lowered, %d distinct ops\n", ncases, nops);
@@ -460,6 +811,7 @@ int main(void) {
     release_args(cases[i].args, cases[i].nargs);
     rlyrt_release(cases[i].want ? &cases[i].want->obj : NULL);
     rlyrt_release(cases[i].ref ? &cases[i].ref->obj : NULL);
+    rlyrt_release(cases[i].tuple_ref);
   }
   sb_free(&kernels);
   return check_report("test_lower");

@@ -1,0 +1,652 @@
+/* lower/gemm.c: nn.dense and nn.batch_matmul on float32, with the group's
+** elementwise tail as an epilogue.
+**
+** Two schedules (schedules.def): a GEMV for dense with few rows (the weight
+** is read once, row by row, four dot products at a time in vector
+** accumulators), and a packed GEMM for the rest, the BLIS way: for each
+** NC-wide block of columns and KC-deep block of the reduction, B's block
+** is packed into NR-wide panels; for each MC-high block of rows, A's block
+** into MR-high panels; an MR x NR micro-kernel keeps its tile of C in
+** vector registers over the KC steps (one broadcast of A and NR/W loads of
+** B per step, MR * NR/W FMAs). Tiles at the edges compute in full on
+** zero-padded panels and store only their valid part. After the last KC
+** block a tile is final: the epilogue (lower/elemwise.c) runs over it
+** while it is still in L1.
+**
+** Accumulation is in float32, in the order k = 0, 1, ... within a KC block,
+** the blocks added in order: results differ from the reference kernel
+** (double accumulation) by rounding only, and are the same on every run.
+**
+** ISA. The artifact is built for baseline x86-64 unless --target says
+** otherwise, so each kernel carries three versions of its loops: AVX-512F
+** (W = 16 lanes, MR x NR = 12 x 32), AVX2 with FMA (W = 8, 6 x 16) as
+** functions with target attributes, and a portable one on GCC/Clang vector
+** extensions (W = 4, 4 x 8: SSE2 on x86-64, whatever the target has
+** elsewhere). The kernel picks the best one the CPU supports at each call
+** (__builtin_cpu_supports: a read of a variable libgcc fills at load).
+** Compiling with -DRLYRT_ISA_MAX=0 or 1 caps the choice (the tests run
+** every version); on other architectures only the portable one exists.
+** A file compiled for AVX2+FMA or AVX-512 already (--target native:
+** -march=native) keeps only the versions from that level up, and calls
+** its own level without a test (RLYRT_ISA_MIN).
+** The loops and the packing are the same text for every ISA; only the
+** vector operations (the Isa table) differ. */
+#include <stdint.h>
+#include <string.h>
+
+#include "lower/kernel.h"
+
+/* {==== The ISAs ====} */
+
+typedef struct Isa {
+  const char *suffix;  /* of the function: NAME_avx512 */
+  const char *target;  /* target attribute, or NULL */
+  const char *check;   /* the condition the kernel tests, or NULL */
+  int level;           /* RLYRT_ISA_MAX at or above which it is used */
+  int w, mr, nr;       /* lanes; the register tile */
+  const char *vtype;   /* %s: the kernel's name (the portable vector type) */
+  const char *zero;    /* %s: the kernel's name */
+  const char *load;    /* %s: pointer */
+  const char *store;   /* %s: pointer, %s: value */
+  const char *fma;     /* %s * %s + %s */
+  const char *bcast;   /* %s: a float lvalue (read W times in the portable one) */
+} Isa;
+
+static const Isa isas[] = {
+    {"avx512", "avx512f", "__builtin_cpu_supports(\"avx512f\")", 2, 16, 12, 32, "__m512", "_mm512_setzero_ps()",
+     "_mm512_loadu_ps(%s)", "_mm512_storeu_ps(%s, %s)", "_mm512_fmadd_ps(%s, %s, %s)", "_mm512_set1_ps(%s)"},
+    {"avx2", "avx2,fma", "__builtin_cpu_supports(\"avx2\") && __builtin_cpu_supports(\"fma\")", 1, 8, 6, 16,
+     "__m256", "_mm256_setzero_ps()", "_mm256_loadu_ps(%s)", "_mm256_storeu_ps(%s, %s)",
+     "_mm256_fmadd_ps(%s, %s, %s)", "_mm256_set1_ps(%s)"},
+    {"base", NULL, NULL, 0, 4, 4, 8, "%s_v4", "(%s_v4){0, 0, 0, 0}", "%s_ld4(%s)", "%s_st4(%s, %s)",
+     "(%s) * (%s) + (%s)", "(%s_v4){%s, %s, %s, %s}"},
+};
+
+enum { KC = 256, MC = 120, NC = 1024, MR_MAX = 12, NR_MAX = 32 }; /* MC: a multiple of every MR, NC of every NR */
+
+static bool portable(const Isa *isa) { return isa->target == NULL; }
+
+/* The vector operations as text: the portable ISA's need the kernel name. */
+static void v_type(StrBuf *sb, const Isa *isa, const char *name) {
+  if (portable(isa)) sb_printf(sb, isa->vtype, name);
+  else sb_puts(sb, isa->vtype);
+}
+static void v_zero(StrBuf *sb, const Isa *isa, const char *name) {
+  if (portable(isa)) sb_printf(sb, isa->zero, name);
+  else sb_puts(sb, isa->zero);
+}
+static void v_load(StrBuf *sb, const Isa *isa, const char *name, const char *p) {
+  if (portable(isa)) sb_printf(sb, isa->load, name, p);
+  else sb_printf(sb, isa->load, p);
+}
+static void v_store(StrBuf *sb, const Isa *isa, const char *name, const char *p, const char *v) {
+  if (portable(isa)) sb_printf(sb, isa->store, name, p, v);
+  else sb_printf(sb, isa->store, p, v);
+}
+static void v_bcast(StrBuf *sb, const Isa *isa, const char *name, const char *s) {
+  if (portable(isa)) sb_printf(sb, isa->bcast, name, s, s, s, s);
+  else sb_printf(sb, isa->bcast, s);
+}
+
+/* The horizontal sum of vector v as a float expression. */
+static void v_hsum(StrBuf *sb, const Isa *isa, const char *name, const char *v) {
+  if (isa->w == 16) sb_printf(sb, "_mm512_reduce_add_ps(%s)", v);
+  else if (isa->w == 8) sb_printf(sb, "%s_hsum8(%s)", name, v);
+  else sb_printf(sb, "((%s[0] + %s[1]) + (%s[2] + %s[3]))", v, v, v, v);
+}
+
+/* {==== The problem ====} */
+
+typedef struct Gemm {
+  const Group *g;
+  int anchor;
+  bool gemv;
+  int pa, pb;                   /* the parameters of A and B */
+  int64_t q, m, n, k;           /* batches; C is q x [m, n]; the reduction k */
+  int64_t a_sq, a_si, a_sk;     /* A(q, i, k) = a[q * a_sq + i * a_si + k * a_sk] */
+  int64_t b_sq, b_sk, b_sj;     /* B(q, k, j) */
+  bool epilogue;
+  Ewise ew;
+  int64_t l_sq[EW_MAX_LEAVES], l_si[EW_MAX_LEAVES], l_sj[EW_MAX_LEAVES]; /* the leaves' strides on C's view */
+} Gemm;
+
+static bool is_f32(const Type *t) {
+  DType d = t->u.tensor.dtype;
+  return d.code == DT_FLOAT && d.bits == 32 && d.lanes == 1;
+}
+
+/* The strides of leaf k on the view [q, m, n] of the result; false when
+** it does not fit that view (a broadcast inside dense's leading dims). */
+static bool leaf_strides(Gemm *G, int k, const Type *res, bool batched) {
+  const EwLeaf *f = &G->ew.leaves[k];
+  int ndim = res->u.tensor.ndim;
+  const int64_t *shape = res->u.tensor.shape;
+  int64_t stride[LOWER_MAX_NDIM];
+  for (int d = 0; d < ndim; d++) {
+    int j = d - (ndim - f->ndim);
+    stride[d] = 0;
+    if (j < 0) continue;
+    if (f->shape[j] != shape[d]) {
+      if (f->shape[j] != 1) return false;
+      continue;
+    }
+    stride[d] = 1;
+    for (int t = j + 1; t < f->ndim; t++) stride[d] *= f->shape[t];
+  }
+  G->l_sj[k] = ndim ? stride[ndim - 1] : 0;
+  if (batched) {
+    G->l_sq[k] = stride[0];
+    G->l_si[k] = stride[1];
+    return true;
+  }
+  /* dense: the leading dims flatten to rows; the leaf must step alike. */
+  G->l_sq[k] = 0;
+  G->l_si[k] = 0;
+  int64_t below = 1; /* rows per step of dim d */
+  bool have = false;
+  for (int d = ndim - 2; d >= 0; d--) {
+    if (shape[d] != 1) {
+      if (!have) {
+        if (below != 1 && stride[d] % below) return false;
+        G->l_si[k] = stride[d] / below;
+        have = true;
+      } else if (stride[d] != G->l_si[k] * below) {
+        return false;
+      }
+    }
+    below *= shape[d];
+  }
+  return true;
+}
+
+static bool analyse(const Group *g, int anchor, Gemm *G) {
+  memset(G, 0, sizeof *G);
+  G->g = g;
+  G->anchor = anchor;
+  const GNode *a = &g->nodes[anchor];
+  if (a->nargs != 2 || a->args[0] >= 0 || a->args[1] >= 0) return false;
+  G->pa = -1 - a->args[0];
+  G->pb = -1 - a->args[1];
+  const Type *ta = g->fn->u.func.params[G->pa]->type, *tb = g->fn->u.func.params[G->pb]->type, *tc = a->call->type;
+  const Type *res = g->nodes[g->nnodes - 1].call->type;
+  if (!lower_static_tensor(ta) || !lower_static_tensor(tb) || !lower_static_tensor(tc) || !lower_static_tensor(res))
+    return false;
+  if (!is_f32(ta) || !is_f32(tb) || !is_f32(tc) || !is_f32(res)) return false;
+  const int64_t *as = ta->u.tensor.shape, *bs = tb->u.tensor.shape, *cs = tc->u.tensor.shape;
+  int na = ta->u.tensor.ndim;
+  bool batched = a->op->id == OP_BATCH_MATMUL;
+  if (a->op->id == OP_DENSE) {
+    if (na < 1 || tb->u.tensor.ndim != 2 || tc->u.tensor.ndim != na) return false;
+    G->q = 1;
+    G->k = as[na - 1];
+    G->n = bs[0];
+    G->m = 1;
+    for (int i = 0; i < na - 1; i++) G->m *= as[i];
+    if (bs[1] != G->k || cs[na - 1] != G->n) return false;
+    G->a_si = G->k, G->a_sk = 1;
+    G->b_sk = 1, G->b_sj = G->k;
+  } else if (batched) {
+    bool tra = lower_attr_int(a->call->u.call.attrs, "transpose_a", 0) != 0;
+    bool trb = lower_attr_int(a->call->u.call.attrs, "transpose_b", 0) != 0;
+    if (na != 3 || tb->u.tensor.ndim != 3 || tc->u.tensor.ndim != 3) return false;
+    G->q = cs[0], G->m = cs[1], G->n = cs[2];
+    G->k = as[tra ? 1 : 2];
+    if (as[tra ? 2 : 1] != G->m || bs[trb ? 2 : 1] != G->k || bs[trb ? 1 : 2] != G->n) return false;
+    if ((as[0] != G->q && as[0] != 1) || (bs[0] != G->q && bs[0] != 1)) return false;
+    G->a_sq = as[0] == 1 ? 0 : G->m * G->k;
+    G->b_sq = bs[0] == 1 ? 0 : G->k * G->n;
+    if (tra) G->a_si = 1, G->a_sk = G->m;
+    else G->a_si = G->k, G->a_sk = 1;
+    if (trb) G->b_sk = 1, G->b_sj = G->k;
+    else G->b_sk = G->n, G->b_sj = 1;
+  } else {
+    return false;
+  }
+  if (G->q < 1 || G->m < 1 || G->n < 1 || G->k < 1) return false; /* empty: the exact loops handle it */
+  /* The schedule: the first row of the table that takes this anchor. */
+  bool found = false;
+#define SCHEDULE(ID, ANCHOR, MIN_ROWS, MAX_ROWS, what)                                                             \
+  if (!found && (int)OP_##ANCHOR == (int)a->op->id && G->m >= MIN_ROWS && G->m <= MAX_ROWS) {                                \
+    found = true;                                                                                                  \
+    G->gemv = strcmp(#ID, "GEMV") == 0;                                                                            \
+  }
+  enum { OP_NONE = -1 };
+#include "lower/schedules.def"
+#undef SCHEDULE
+  if (!found) return false;
+  /* The epilogue: every other live node, on the anchor's shape. */
+  for (int i = 0; i < g->nnodes; i++)
+    if (g->nodes[i].live && i != anchor) G->epilogue = true;
+  if (!G->epilogue) return anchor == g->nnodes - 1;
+  if (res->u.tensor.ndim != tc->u.tensor.ndim) return false;
+  for (int d = 0; d < res->u.tensor.ndim; d++)
+    if (res->u.tensor.shape[d] != tc->u.tensor.shape[d]) return false;
+  if (!ew_analyse(g, anchor, &G->ew)) return false;
+  for (int k = 0; k < G->ew.nleaves; k++)
+    if (G->ew.leaves[k].param >= 0 && !leaf_strides(G, k, res, batched)) return false;
+  return true;
+}
+
+/* {==== Text ====} */
+
+/* `a * s` for an index term, nothing when s is 0. */
+static void put_term(StrBuf *sb, bool *any, const char *var, int64_t s) {
+  if (!s) return;
+  if (*any) sb_puts(sb, " + ");
+  if (s == 1) sb_puts(sb, var);
+  else sb_printf(sb, "%s * %lld", var, (long long)s);
+  *any = true;
+}
+
+/* The epilogue over rows [i0, i1) and columns [j0, j1) of batch q of C
+** (the float pointer c points at the batch). */
+static void put_epilogue(StrBuf *sb, const Gemm *G, int indent, const char *i0, const char *i1, const char *j0,
+                         const char *j1) {
+  const Ewise *ew = &G->ew;
+  StrBuf idx[EW_MAX_LEAVES], anchor = {0}, out_index = {0};
+  const char *index[EW_MAX_LEAVES];
+  for (int k = 0; k < ew->nleaves; k++) {
+    memset(&idx[k], 0, sizeof idx[k]);
+    if (ew->leaves[k].param < 0) {
+      index[k] = ew->leaves[k].param == -1 ? "anchor" : NULL;
+      continue;
+    } else {
+      bool any = false;
+      put_term(&idx[k], &any, "q", G->l_sq[k]);
+      put_term(&idx[k], &any, "ei", G->l_si[k]);
+      put_term(&idx[k], &any, "ej", G->l_sj[k]);
+      if (!any) sb_putc(&idx[k], '0');
+    }
+    index[k] = sb_str(&idx[k]);
+  }
+  sb_printf(&out_index, "ei * %lld + ej", (long long)G->n);
+  sb_printf(&anchor, "c[ei * %lld + ej]", (long long)G->n);
+  sb_printf(sb, "%*sfor (int64_t ei = %s; ei < %s; ei++)\n", indent, "", i0, i1);
+  sb_printf(sb, "%*sfor (int64_t ej = %s; ej < %s; ej++) {\n", indent + 2, "", j0, j1);
+  ew_put_body(sb, ew, indent + 4, index, "c", sb_str(&out_index), sb_str(&anchor));
+  sb_printf(sb, "%*s}\n", indent + 2, "");
+  for (int k = 0; k < ew->nleaves; k++) sb_free(&idx[k]);
+  sb_free(&anchor);
+  sb_free(&out_index);
+}
+
+/* The pointers an ISA function reads: A, B, the epilogue's parameters;
+** the bounds of clips. */
+static void put_pointers(StrBuf *sb, const Gemm *G) {
+  const Expr *fn = G->g->fn;
+  sb_printf(sb, "  const float *restrict a = (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", G->pa);
+  sb_printf(sb, "  const float *restrict b = (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", G->pb);
+  if (!G->epilogue) return;
+  bool declared[GROUP_MAX_NODES * GROUP_MAX_ARGS] = {0};
+  for (int k = 0; k < G->ew.nleaves; k++) {
+    int p = G->ew.leaves[k].param;
+    if (p < 0 || declared[p]) continue;
+    declared[p] = true;
+    const char *ct = lower_elem_ctype(fn->u.func.params[p]->type->u.tensor.dtype);
+    sb_printf(sb, "  const %s *restrict p%d = (const %s *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", ct, p, ct, p);
+  }
+  ew_put_bounds(sb, &G->ew);
+}
+
+static void put_fn_head(StrBuf *sb, const Isa *isa, const char *name, bool buffers) {
+  if (isa->target) sb_printf(sb, "__attribute__((target(\"%s\"))) ", isa->target);
+  sb_printf(sb, "static void %s_%s(rlyrt_object *const *args, float *restrict o%s) {\n", name, isa->suffix,
+            buffers ? ", float *restrict ap, float *restrict bp" : "");
+}
+
+/* GEMV: C[i, j] = sum_k A[i, k] B[j, k] (dense: B is the weight, [N, K]),
+** JB weight rows at a time for each of the few rows of A. */
+static void put_gemv(StrBuf *sb, const Isa *isa, const char *name, const Gemm *G) {
+  int w = isa->w;
+  int jb = G->m == 1 ? 4 : G->m == 2 ? 2 : 1;
+  long long n = G->n, k = G->k, m = G->m;
+  put_fn_head(sb, isa, name, false);
+  put_pointers(sb, G);
+  sb_puts(sb, "  const int64_t q = 0;\n  float *restrict c = o;\n  (void)q;\n");
+  for (int pass = 0; pass < 2; pass++) {
+    /* pass 0: blocks of jb rows of B; pass 1: the rest one by one */
+    int jn = pass ? 1 : jb;
+    long long n0 = n / jb * jb, kv = k / w * w; /* exact bounds: no empty loop for the compiler to wonder about */
+    if (pass ? n0 == n : n0 == 0) continue;
+    if (!pass) sb_printf(sb, "  for (int64_t j = 0; j < %lld; j += %d) {\n", n0, jn);
+    else sb_printf(sb, "  for (int64_t j = %lld; j < %lld; j++) {\n", n0, n);
+    for (int t = 0; t < jn; t++) sb_printf(sb, "    const float *restrict b%d = b + (j + %d) * %lld;\n", t, t, k);
+    for (long long r = 0; r < m; r++) {
+      sb_printf(sb, "    const float *restrict a%lld = a + %lld;\n", r, r * k);
+      for (int t = 0; t < jn; t++) {
+        sb_printf(sb, "    ");
+        v_type(sb, isa, name);
+        sb_printf(sb, " s%lld_%d = ", r, t);
+        v_zero(sb, isa, name);
+        sb_puts(sb, ";\n");
+      }
+    }
+    if (kv) {
+      sb_printf(sb, "    for (int64_t l = 0; l < %lld; l += %d) {\n", kv, w);
+      for (int t = 0; t < jn; t++) {
+        char p[32];
+        snprintf(p, sizeof p, "b%d + l", t);
+        sb_puts(sb, "      const ");
+        v_type(sb, isa, name);
+        sb_printf(sb, " vb%d = ", t);
+        v_load(sb, isa, name, p);
+        sb_puts(sb, ";\n");
+      }
+      for (long long r = 0; r < m; r++) {
+        char p[32];
+        snprintf(p, sizeof p, "a%lld + l", r);
+        sb_puts(sb, "      const ");
+        v_type(sb, isa, name);
+        sb_printf(sb, " va%lld = ", r);
+        v_load(sb, isa, name, p);
+        sb_puts(sb, ";\n");
+        for (int t = 0; t < jn; t++) {
+          char acc[32], va[32], vb[32];
+          snprintf(acc, sizeof acc, "s%lld_%d", r, t);
+          snprintf(va, sizeof va, "va%lld", r);
+          snprintf(vb, sizeof vb, "vb%d", t);
+          sb_printf(sb, "      %s = ", acc);
+          sb_printf(sb, isa->fma, va, vb, acc);
+          sb_puts(sb, ";\n");
+        }
+      }
+      sb_puts(sb, "    }\n");
+    }
+    for (long long r = 0; r < m; r++)
+      for (int t = 0; t < jn; t++) {
+        char acc[32];
+        snprintf(acc, sizeof acc, "s%lld_%d", r, t);
+        sb_printf(sb, "    float f%lld_%d = ", r, t);
+        v_hsum(sb, isa, name, acc);
+        sb_puts(sb, ";\n");
+      }
+    if (kv < k) {
+      sb_printf(sb, "    for (int64_t l = %lld; l < %lld; l++) {\n", kv, k);
+      for (long long r = 0; r < m; r++)
+        for (int t = 0; t < jn; t++) sb_printf(sb, "      f%lld_%d += a%lld[l] * b%d[l];\n", r, t, r, t);
+      sb_puts(sb, "    }\n");
+    }
+    for (long long r = 0; r < m; r++)
+      for (int t = 0; t < jn; t++) sb_printf(sb, "    c[%lld + j + %d] = f%lld_%d;\n", r * n, t, r, t);
+    sb_puts(sb, "  }\n");
+  }
+  if (G->epilogue) {
+    char mm[32], nn[32];
+    snprintf(mm, sizeof mm, "%lld", m);
+    snprintf(nn, sizeof nn, "%lld", n);
+    put_epilogue(sb, G, 2, "0", mm, "0", nn);
+  }
+  sb_puts(sb, "}\n");
+}
+
+/* GEMM: five loops around the MR x NR micro-kernel. */
+static void put_gemm(StrBuf *sb, const Isa *isa, const char *name, const Gemm *G) {
+  int w = isa->w, mr = isa->mr, nr = isa->nr, nv = nr / w;
+  long long m = G->m, n = G->n, k = G->k;
+  put_fn_head(sb, isa, name, true);
+  sb_printf(sb, "  enum { MR = %d, NR = %d, KC = %d, MC = %d, NC = %d };\n", mr, nr, KC, MC, NC);
+  put_pointers(sb, G);
+  sb_printf(sb, "  for (int64_t q = 0; q < %lld; q++) {\n", (long long)G->q);
+  sb_printf(sb, "    const float *restrict aq = a + q * %lld;\n", (long long)G->a_sq);
+  sb_printf(sb, "    const float *restrict bq = b + q * %lld;\n", (long long)G->b_sq);
+  sb_printf(sb, "    float *restrict c = o + q * %lld;\n", m * n);
+  sb_printf(sb, "    for (int64_t jc = 0; jc < %lld; jc += NC) {\n", n);
+  sb_printf(sb, "      const int64_t nc = %lld - jc < NC ? %lld - jc : NC;\n", n, n);
+  sb_printf(sb, "      for (int64_t pc = 0; pc < %lld; pc += KC) {\n", k);
+  sb_printf(sb, "        const int64_t kc = %lld - pc < KC ? %lld - pc : KC;\n", k, k);
+  /* Pack B[pc.., jc..] into NR-wide panels: bp[panel][l][col]. */
+  sb_puts(sb, "        for (int64_t jr = 0; jr < nc; jr += NR) {\n");
+  sb_puts(sb, "          float *restrict dst = bp + jr * kc;\n");
+  if (G->b_sk == 1) {
+    sb_puts(sb, "          for (int64_t cc = 0; cc < NR; cc++) {\n");
+    sb_puts(sb, "            if (jr + cc < nc) {\n");
+    sb_printf(sb, "              const float *restrict src = bq + (jc + jr + cc) * %lld + pc;\n", (long long)G->b_sj);
+    sb_puts(sb, "              for (int64_t l = 0; l < kc; l++) dst[l * NR + cc] = src[l];\n");
+    sb_puts(sb, "            } else {\n");
+    sb_puts(sb, "              for (int64_t l = 0; l < kc; l++) dst[l * NR + cc] = 0;\n");
+    sb_puts(sb, "            }\n          }\n");
+  } else {
+    sb_puts(sb, "          for (int64_t l = 0; l < kc; l++)\n");
+    sb_puts(sb, "            for (int64_t cc = 0; cc < NR; cc++)\n");
+    sb_printf(sb, "              dst[l * NR + cc] = jr + cc < nc ? bq[(pc + l) * %lld + (jc + jr + cc) * %lld] : 0;\n",
+              (long long)G->b_sk, (long long)G->b_sj);
+  }
+  sb_puts(sb, "        }\n");
+  sb_printf(sb, "        for (int64_t ic = 0; ic < %lld; ic += MC) {\n", m);
+  sb_printf(sb, "          const int64_t mc = %lld - ic < MC ? %lld - ic : MC;\n", m, m);
+  /* Pack A[ic.., pc..] into MR-high panels: ap[panel][l][row]. */
+  sb_puts(sb, "          for (int64_t ir = 0; ir < mc; ir += MR) {\n");
+  sb_puts(sb, "            float *restrict dst = ap + ir * kc;\n");
+  if (G->a_sk == 1) {
+    sb_puts(sb, "            for (int64_t r = 0; r < MR; r++) {\n");
+    sb_puts(sb, "              if (ir + r < mc) {\n");
+    sb_printf(sb, "                const float *restrict src = aq + (ic + ir + r) * %lld + pc;\n", (long long)G->a_si);
+    sb_puts(sb, "                for (int64_t l = 0; l < kc; l++) dst[l * MR + r] = src[l];\n");
+    sb_puts(sb, "              } else {\n");
+    sb_puts(sb, "                for (int64_t l = 0; l < kc; l++) dst[l * MR + r] = 0;\n");
+    sb_puts(sb, "              }\n            }\n");
+  } else {
+    sb_puts(sb, "            for (int64_t l = 0; l < kc; l++)\n");
+    sb_puts(sb, "              for (int64_t r = 0; r < MR; r++)\n");
+    sb_printf(sb, "                dst[l * MR + r] = ir + r < mc ? aq[(ic + ir + r) * %lld + (pc + l) * %lld] : 0;\n",
+              (long long)G->a_si, (long long)G->a_sk);
+  }
+  sb_puts(sb, "          }\n");
+  /* The micro-kernels. */
+  sb_puts(sb, "          for (int64_t jr = 0; jr < nc; jr += NR)\n");
+  sb_puts(sb, "            for (int64_t ir = 0; ir < mc; ir += MR) {\n");
+  sb_puts(sb, "              const float *restrict pa = ap + ir * kc, *restrict pb = bp + jr * kc;\n");
+  sb_printf(sb, "              float *restrict ct = c + (ic + ir) * %lld + jc + jr;\n", n);
+  /* C's tile is read (and written) after the k loop: fetch it meanwhile. */
+  sb_puts(sb, "              for (int64_t r = 0; r < MR && ir + r < mc; r++) {\n");
+  sb_printf(sb, "                __builtin_prefetch(ct + r * %lld, 1);\n", n);
+  if (nr * 4 > 64) sb_printf(sb, "                __builtin_prefetch(ct + r * %lld + 16, 1);\n", n);
+  sb_puts(sb, "              }\n");
+  for (int r = 0; r < mr; r++) {
+    sb_puts(sb, "              ");
+    v_type(sb, isa, name);
+    for (int v = 0; v < nv; v++) {
+      sb_printf(sb, "%s c%d_%d = ", v ? "," : "", r, v);
+      v_zero(sb, isa, name);
+    }
+    sb_puts(sb, ";\n");
+  }
+  sb_puts(sb, "              for (int64_t l = 0; l < kc; l++) {\n");
+  for (int v = 0; v < nv; v++) {
+    char p[48];
+    snprintf(p, sizeof p, "pb + l * NR + %d", v * w);
+    sb_puts(sb, "                const ");
+    v_type(sb, isa, name);
+    sb_printf(sb, " b%d = ", v);
+    v_load(sb, isa, name, p);
+    sb_puts(sb, ";\n");
+  }
+  for (int r = 0; r < mr; r++) {
+    char s[32];
+    snprintf(s, sizeof s, "pa[l * MR + %d]", r);
+    sb_puts(sb, "                {\n                  const ");
+    v_type(sb, isa, name);
+    sb_puts(sb, " x = ");
+    v_bcast(sb, isa, name, s);
+    sb_puts(sb, ";\n");
+    for (int v = 0; v < nv; v++) {
+      char acc[32], bv[32];
+      snprintf(acc, sizeof acc, "c%d_%d", r, v);
+      snprintf(bv, sizeof bv, "b%d", v);
+      sb_printf(sb, "                  %s = ", acc);
+      sb_printf(sb, isa->fma, "x", bv, acc);
+      sb_puts(sb, ";\n");
+    }
+    sb_puts(sb, "                }\n");
+  }
+  sb_puts(sb, "              }\n");
+  /* Store: the full tile directly, an edge tile through a buffer. */
+  sb_puts(sb, "              const int64_t mr = mc - ir < MR ? mc - ir : MR, nr = nc - jr < NR ? nc - jr : NR;\n");
+  /* A full tile: added to C (after the first KC block) from registers. */
+  sb_puts(sb, "              if (mr == MR && nr == NR) {\n");
+  sb_puts(sb, "                if (pc) {\n");
+  for (int r = 0; r < mr; r++)
+    for (int v = 0; v < nv; v++) {
+      char p[64], acc[32];
+      snprintf(p, sizeof p, "ct + %lld", (long long)r * n + v * w);
+      snprintf(acc, sizeof acc, "c%d_%d", r, v);
+      sb_printf(sb, "                  %s = ", acc);
+      if (portable(isa)) {
+        sb_printf(sb, "%s + ", acc);
+        v_load(sb, isa, name, p);
+      } else {
+        sb_printf(sb, "%s(%s, ", isa->w == 16 ? "_mm512_add_ps" : "_mm256_add_ps", acc);
+        v_load(sb, isa, name, p);
+        sb_puts(sb, ")");
+      }
+      sb_puts(sb, ";\n");
+    }
+  sb_puts(sb, "                }\n");
+  for (int r = 0; r < mr; r++)
+    for (int v = 0; v < nv; v++) {
+      char p[64], acc[32];
+      snprintf(p, sizeof p, "ct + %lld", (long long)r * n + v * w);
+      snprintf(acc, sizeof acc, "c%d_%d", r, v);
+      sb_puts(sb, "                ");
+      v_store(sb, isa, name, p, acc);
+      sb_puts(sb, ";\n");
+    }
+  sb_puts(sb, "              } else {\n");
+  sb_puts(sb, "                float tile[MR * NR];\n");
+  for (int r = 0; r < mr; r++)
+    for (int v = 0; v < nv; v++) {
+      char p[48], acc[32];
+      snprintf(p, sizeof p, "tile + %d", r * nr + v * w);
+      snprintf(acc, sizeof acc, "c%d_%d", r, v);
+      sb_puts(sb, "                ");
+      v_store(sb, isa, name, p, acc);
+      sb_puts(sb, ";\n");
+    }
+  sb_puts(sb, "                for (int64_t r = 0; r < mr; r++)\n");
+  sb_puts(sb, "                  for (int64_t cc = 0; cc < nr; cc++)\n");
+  sb_printf(sb, "                    ct[r * %lld + cc] = (pc ? ct[r * %lld + cc] : 0.0f) + tile[r * NR + cc];\n", n, n);
+  sb_puts(sb, "              }\n");
+  if (G->epilogue) {
+    /* the last KC block: the tile is final; a full one with constant
+    ** trip counts, so that the compiler vectorizes the epilogue */
+    sb_printf(sb, "              if (pc + KC >= %lld) {\n", k);
+    sb_puts(sb, "                if (mr == MR && nr == NR) {\n");
+    put_epilogue(sb, G, 18, "ic + ir", "ic + ir + MR", "jc + jr", "jc + jr + NR");
+    sb_puts(sb, "                } else {\n");
+    put_epilogue(sb, G, 18, "ic + ir", "ic + ir + mr", "jc + jr", "jc + jr + nr");
+    sb_puts(sb, "                }\n");
+    sb_puts(sb, "              }\n");
+  }
+  sb_puts(sb, "            }\n");
+  sb_puts(sb, "        }\n      }\n    }\n  }\n}\n");
+}
+
+/* The portable vector type and its helpers; AVX2's horizontal sum. */
+static void put_helpers(StrBuf *sb, const char *name, const Gemm *G) {
+  sb_puts(sb, "#if RLYRT_ISA_MIN == 0\n");
+  sb_printf(sb, "typedef float %s_v4 __attribute__((vector_size(16)));\n", name);
+  sb_printf(sb, "static inline %s_v4 %s_ld4(const float *p) {\n  %s_v4 v;\n  memcpy(&v, p, sizeof v);\n  return v;\n}\n",
+            name, name, name);
+  if (!G->gemv)
+    sb_printf(sb, "static inline void %s_st4(float *p, %s_v4 v) { memcpy(p, &v, sizeof v); }\n", name, name);
+  sb_puts(sb, "#endif\n");
+  if (G->gemv)
+    sb_printf(sb,
+              "#if RLYRT_ISA_X86 && RLYRT_ISA_MAX >= 1 && RLYRT_ISA_MIN <= 1\n"
+              "__attribute__((target(\"avx2,fma\"))) static inline float %s_hsum8(__m256 v) {\n"
+              "  __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));\n"
+              "  h = _mm_add_ps(h, _mm_movehl_ps(h, h));\n"
+              "  h = _mm_add_ss(h, _mm_shuffle_ps(h, h, 1));\n"
+              "  return _mm_cvtss_f32(h);\n"
+              "}\n"
+              "#endif\n",
+              name);
+}
+
+static void put_ops(StrBuf *sb, const Group *g) {
+  bool first = true;
+  for (int i = 0; i < g->nnodes; i++) {
+    if (!g->nodes[i].live || g->nodes[i].kind != GN_CALL) continue;
+    sb_printf(sb, "%s%s", first ? "" : ", ", g->nodes[i].op->name);
+    first = false;
+  }
+}
+
+bool gemm_lower(StrBuf *sb, const char *name, const Group *g, int anchor, const char *where) {
+  Gemm G;
+  if (!analyse(g, anchor, &G)) return false;
+  const Type *res = g->nodes[g->nnodes - 1].call->type;
+  int ndim = res->u.tensor.ndim;
+  sb_puts(sb, "/* ");
+  put_ops(sb, g);
+  sb_printf(sb, ": %s float32, %lld x [%lld x %lld] x %lld%s */\n", G.gemv ? "GEMV" : "packed GEMM", (long long)G.q,
+            (long long)G.m, (long long)G.n, (long long)G.k, G.epilogue ? ", elementwise epilogue" : "");
+  sb_puts(sb, "#if !defined(RLYRT_ISA_X86) && defined(__x86_64__) && defined(__GNUC__)\n"
+              "#define RLYRT_ISA_X86 1\n"
+              "#include <immintrin.h>\n"
+              "#endif\n"
+              "#ifndef RLYRT_ISA_MAX\n"
+              "#define RLYRT_ISA_MAX 2\n"
+              "#endif\n"
+              /* the level the whole file is compiled for (--target native) */
+              "#ifndef RLYRT_ISA_MIN\n"
+              "#if RLYRT_ISA_X86 && defined(__AVX512F__) && RLYRT_ISA_MAX >= 2\n"
+              "#define RLYRT_ISA_MIN 2\n"
+              "#elif RLYRT_ISA_X86 && defined(__AVX2__) && defined(__FMA__) && RLYRT_ISA_MAX >= 1\n"
+              "#define RLYRT_ISA_MIN 1\n"
+              "#else\n"
+              "#define RLYRT_ISA_MIN 0\n"
+              "#endif\n"
+              "#endif\n");
+  put_helpers(sb, name, &G);
+  for (size_t i = 0; i < RLY_COUNTOF(isas); i++) {
+    const Isa *isa = &isas[i];
+    if (isa->target)
+      sb_printf(sb, "#if RLYRT_ISA_X86 && RLYRT_ISA_MAX >= %d && RLYRT_ISA_MIN <= %d\n", isa->level, isa->level);
+    else sb_puts(sb, "#if RLYRT_ISA_MIN == 0\n");
+    if (G.gemv) put_gemv(sb, isa, name, &G);
+    else put_gemm(sb, isa, name, &G);
+    sb_puts(sb, "#endif\n");
+  }
+  sb_printf(sb, "static rlyrt_status %s(rlyrt_object *const *args, rlyrt_object **out) {\n", name);
+  sb_printf(sb, "  static const int64_t shape[%d] = {", ndim);
+  for (int d = 0; d < ndim; d++) sb_printf(sb, "%s%lld", d ? ", " : "", (long long)res->u.tensor.shape[d]);
+  sb_puts(sb, "};\n");
+  sb_printf(sb,
+            "  rlyrt_tensor *t = *out ? RLYRT_AS_TENSOR(*out) : rlyrt_tensor_new((DLDataType){kDLFloat, 32, 1}, %d, "
+            "shape, false);\n",
+            ndim);
+  sb_puts(sb, "  if (!t) return rlyrt_error_at(RLYRT_E_NOMEM, ");
+  lower_put_cstring(sb, where ? where : "");
+  sb_puts(sb, ");\n");
+  const char *bufs = "";
+  if (!G.gemv) {
+    int64_t kc = G.k < KC ? G.k : KC;
+    int64_t mc = G.m < MC ? (G.m + MR_MAX - 1) / MR_MAX * MR_MAX : MC;
+    int64_t nc = G.n < NC ? (G.n + NR_MAX - 1) / NR_MAX * NR_MAX : NC;
+    sb_printf(sb, "  float *ap = (float *)rlyrt_alloc(%lld, 64), *bp = ap ? (float *)rlyrt_alloc(%lld, 64) : NULL;\n",
+              (long long)(mc * kc * 4), (long long)(nc * kc * 4));
+    sb_puts(sb, "  if (!bp) {\n    rlyrt_free(ap);\n    if (!*out) rlyrt_release(&t->obj);\n"
+                "    return rlyrt_error_at(RLYRT_E_NOMEM, ");
+    lower_put_cstring(sb, where ? where : "");
+    sb_puts(sb, ");\n  }\n");
+    bufs = ", ap, bp";
+  }
+  sb_puts(sb, "  float *o = (float *)t->dl.data;\n");
+  for (size_t i = 0; i < RLY_COUNTOF(isas); i++) {
+    const Isa *isa = &isas[i];
+    /* the best version the CPU runs; the file's own level needs no test */
+    int l = isa->level;
+    if (isa->target) {
+      sb_printf(sb, "#if RLYRT_ISA_X86 && RLYRT_ISA_MAX >= %d && RLYRT_ISA_MIN <= %d\n", l, l);
+      sb_printf(sb, "#if RLYRT_ISA_MIN < %d\n  if (%s)\n#endif\n", l, isa->check);
+      sb_printf(sb, "    %s_%s(args, o%s);\n", name, isa->suffix, bufs);
+      sb_printf(sb, "#if RLYRT_ISA_MIN < %d\n  else\n#endif\n#endif\n", l);
+    } else {
+      sb_printf(sb, "#if RLYRT_ISA_MIN == 0\n    %s_%s(args, o%s);\n#endif\n", name, isa->suffix, bufs);
+    }
+  }
+  if (!G.gemv) sb_puts(sb, "  rlyrt_free(bp);\n  rlyrt_free(ap);\n");
+  sb_puts(sb, "  *out = &t->obj;\n  return RLYRT_OK;\n}\n");
+  return true;
+}

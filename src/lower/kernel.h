@@ -1,0 +1,165 @@
+/* lower/kernel.h: what the files of src/lower share (private to the folder).
+**
+** loops.c owns the lowering table (lower.def) and the text helpers; group.c
+** reads a Primitive function's body into a list of operator calls;
+** elemwise.c emits fused elementwise chains and the epilogues of anchors;
+** gemm.c emits nn.dense and nn.batch_matmul on float32 (GEMV and packed
+** GEMM, one version per vector ISA); schedules.def says which schedule
+** takes which group. */
+#ifndef RLY_LOWER_KERNEL_H
+#define RLY_LOWER_KERNEL_H
+
+#include "base/strbuf.h"
+#include "ir/ir.h"
+#include "ops/ops.h"
+
+enum { LOWER_MAX_NDIM = 64 }; /* the runtime's largest rank */
+
+/* {==== The lowering table (loops.c) ====} */
+
+typedef enum ResultRule { RR_SAME, RR_BOOL, RR_CAST } ResultRule;
+
+/* The dtype classes, in the order of the table's template columns. */
+typedef enum DClass { DC_FLOAT, DC_SINT, DC_UINT, DC_BOOL } DClass;
+
+typedef struct LowerRow {
+  OpId op;
+  int arity;
+  int data;            /* the operand whose dtype picks the template */
+  ResultRule result;
+  const char *tmpl[4]; /* by DClass; NULL: not lowered */
+} LowerRow;
+
+/* The table's row of op, or NULL. */
+const LowerRow *lower_find_row(OpId op);
+/* The class of a dtype loops handle; false for float16, bfloat16, vector
+** lanes and odd widths. */
+bool lower_dtype_class(DType t, DClass *c);
+/* The C type of an element (bool: uint8_t); the C type operands are
+** computed in (double for floats). */
+const char *lower_elem_ctype(DType t);
+const char *lower_compute_ctype(DType t);
+/* "kDLFloat", "kDLInt" or "kDLUInt". */
+const char *lower_dl_code(DType t);
+/* A tensor type whose dims are all known, with at most 2^62 elements. */
+bool lower_static_tensor(const Type *t);
+/* Whether template t names the placeholder word. */
+bool lower_tmpl_uses(const char *t, const char *word);
+/* Template t with its operands A, B, C replaced by ops[0..2], U by u, T by
+** ct, LO and HI by lo and hi. */
+void lower_put_tmpl(StrBuf *sb, const char *t, const char *const *ops, const char *u, const char *ct, const char *lo,
+                    const char *hi);
+/* The value e (of class from) converted to the dtype to, as the runtime
+** stores values. */
+void lower_put_convert(StrBuf *sb, const char *e, DClass from, DType to);
+/* A float attribute of a call (ints accepted); false when None or absent. */
+bool lower_attr_double(const Attrs *a, const char *field, double *v);
+/* An integer or bool attribute; def when absent. */
+int64_t lower_attr_int(const Attrs *a, const char *field, int64_t def);
+/* Declares `const CT name = BOUND;` (indent 2): v as a clip bound in dtype t. */
+void lower_put_bound(StrBuf *sb, const char *name, DType t, double v);
+/* A double constant, exactly (hex float; NAN, HUGE_VAL). */
+void lower_put_double(StrBuf *sb, double v);
+/* s as a C string literal. */
+void lower_put_cstring(StrBuf *sb, const char *s);
+
+/* {==== Groups (group.c) ====} */
+
+enum { GROUP_MAX_NODES = 256, GROUP_MAX_ARGS = 16 }; /* TVM fuses at most 256 ops into one function */
+
+typedef enum GNodeKind {
+  GN_CALL,  /* an operator call: op, args */
+  GN_CONST, /* a constant (call is the EXPR_CONST) */
+  GN_TUPLE, /* a tuple of args */
+  GN_PROJ,  /* field index of the tuple args[0] */
+} GNodeKind;
+
+/* One node of the group. args: >= 0 a node (earlier in the list), < 0 the
+** parameter -1 - a. call is the node's expression (of any kind). */
+typedef struct GNode {
+  GNodeKind kind;
+  const Expr *call;
+  const OpDef *op;  /* GN_CALL only */
+  int nargs;
+  int args[GROUP_MAX_ARGS];
+  int index;        /* GN_PROJ */
+  bool live;        /* the result depends on it */
+} GNode;
+
+typedef struct Group {
+  const Expr *fn;
+  int nparams;
+  int nnodes;
+  GNode nodes[GROUP_MAX_NODES]; /* in evaluation order; the last is the result */
+} Group;
+
+/* Reads fn's body (operator calls on the parameters, constants and each
+** other, tuples and projections, through let bindings or shared
+** subexpressions) into g. False when the body holds anything else (a
+** function, control flow, a global) or more than GROUP_MAX_NODES nodes. */
+bool group_build(const Expr *fn, Group *g);
+
+/* {==== Elementwise chains and epilogues (elemwise.c) ====} */
+
+enum { EW_MAX_LEAVES = 16 };
+
+/* A leaf of a chain: a parameter read at its broadcast position (its shape
+** as the chain sees it: bias_add's bias is [C, 1, ..., 1]), the anchor's
+** value (param -1), or a one-element constant, node -2 - param. */
+typedef struct EwLeaf {
+  int param;
+  int ndim;
+  int64_t shape[LOWER_MAX_NDIM];
+} EwLeaf;
+
+typedef struct Ewise {
+  const Group *g;
+  int anchor;                   /* the node whose value is a leaf, or -1 */
+  int nleaves;
+  EwLeaf leaves[EW_MAX_LEAVES];
+  int leaf_of[GROUP_MAX_NODES][GROUP_MAX_ARGS]; /* the leaf of node i's operand j, or -1 (a node) */
+  const char *tmpl[GROUP_MAX_NODES];
+  double lo[GROUP_MAX_NODES], hi[GROUP_MAX_NODES];
+  bool bounded[GROUP_MAX_NODES];
+} Ewise;
+
+/* Checks that every live node of g but the anchor is an operator of the
+** lowering table (or nn.bias_add) on static shapes and dtypes loops handle,
+** and fills ew. anchor < 0: no anchor. */
+bool ew_analyse(const Group *g, int anchor, Ewise *ew);
+/* The loads of the leaves whose index is given (index[k] NULL: loaded
+** before, as `xK`), the nodes as locals, and the store of the result as
+** `OUT[out_index] = ...;`. A leaf that is the anchor reads anchor_expr. */
+void ew_put_body(StrBuf *sb, const Ewise *ew, int indent, const char *const *index, const char *out,
+                 const char *out_index, const char *anchor_expr);
+/* The element type of param i's pointer `pI`, declared by the caller. */
+/* The `const CT lo<i>`/`hi<i>` declarations of the clip bounds and the
+** `const CT xK` of the constant leaves (indent 2). */
+void ew_put_bounds(StrBuf *sb, const Ewise *ew);
+/* The loop nest over the group's result (declarations of the parameters'
+** pointers `pI`, leaves read once before it, one statement per node inside;
+** the anchor, if any, read from `o` at the result's index, where the
+** result is stored too). False (and nothing appended) when a leaf does not
+** broadcast to the result. Needs `o` and the bounds declared. */
+bool ew_put_loops(StrBuf *sb, const Ewise *ew, int indent);
+/* A fused elementwise chain as one loop kernel (no anchor). */
+bool ew_lower(StrBuf *out, const char *name, const Group *g, const char *where);
+
+/* {==== GEMM (gemm.c) ====} */
+
+/* nn.dense or nn.batch_matmul on float32 (node `anchor` of g, whose
+** operands are parameters), with the group's other live nodes as an
+** elementwise epilogue; false (appending nothing) when it does not apply. */
+bool gemm_lower(StrBuf *out, const char *name, const Group *g, int anchor, const char *where);
+
+/* {==== Softmax and reductions (reduce.c) ====} */
+
+/* nn.softmax, nn.fast_softmax or nn.log_softmax (node anchor, on a
+** parameter) on float32/float64, with the group's other live nodes as an
+** elementwise epilogue; false (appending nothing) when it does not apply. */
+bool softmax_lower(StrBuf *out, const char *name, const Group *g, int anchor, const char *where);
+/* sum, mean, max or min (node anchor, on a parameter) on float32/float64,
+** with an elementwise epilogue; false (appending nothing) otherwise. */
+bool reduce_lower(StrBuf *out, const char *name, const Group *g, int anchor, const char *where);
+
+#endif
