@@ -33,8 +33,9 @@ find_path(RLY_DLPACK_INCLUDE_DIR dlpack/dlpack.h REQUIRED)
 # {==== What gets installed ====}
 install(TARGETS relayc RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS relayc_runtime ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# (relayc.h, the compiler's API, is not installed: its library is not yet.)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/relayc DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-        FILES_MATCHING PATTERN "*.h")
+        FILES_MATCHING PATTERN "*.h" PATTERN "relayc.h" EXCLUDE)
 install(FILES ${RLY_DLPACK_INCLUDE_DIR}/dlpack/dlpack.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dlpack)
 
 # {==== The runtime's link dependencies, for both package files ====}

@@ -1,8 +1,10 @@
-/* codegen.h: a Relay module to C.
+/* codegen.h: a prepared Relay module to C.
 **
-** codegen_module runs the back end's passes on a parsed module (type
-** inference, DeadCodeElimination, ToANormalForm, WrapPrimitives) and emits
-** one C file and its header:
+** codegen_module emits one C file and its header from a module that the
+** compile entry point (src/driver/compile.c) has prepared: typed, with
+** definitions only (no expression), after DeadCodeElimination,
+** ToANormalForm and WrapPrimitives, so that every operator call is the
+** body of a Primitive function:
 ** - every Relay function (globals and function literals, lambda-lifted)
 **   becomes a C function with one signature (rlyrt_fn); a function literal
 **   becomes a closure: its code plus the values of its free variables; a
@@ -37,9 +39,10 @@ typedef struct CodegenOptions {
 /* True when name can be a module name (a C identifier, at most 64 bytes). */
 bool codegen_name_ok(const char *name);
 
-/* Compiles m (parsed; typed or not; it is transformed in place) into the
-** text of NAME.c (c) and NAME.h (h). Returns false after reporting errors
-** to d (type errors, or constructs the back end does not support). */
+/* Emits the text of NAME.c (appended to c) and NAME.h (to h) for m,
+** prepared as above (new types and ids may be added to m's arena; its
+** nodes are not changed). Returns false, appending nothing, after
+** reporting errors to d (constructs the back end does not support). */
 bool codegen_module(Module *m, const CodegenOptions *o, StrBuf *c, StrBuf *h, Diag *d);
 
 #endif

@@ -68,9 +68,10 @@ static void test_main(void) {
   DLTensor x = dl(x_data, F32, 2, xs), y = dl(y_data, F32, 1, ys), out = dl(out_data, F32, 2, os);
   CHECK_EQ(model_main(&x, &y, &out, NULL), RLYRT_OK);
   CHECK(memcmp(out_data, main_expected, sizeof out_data) == 0);
-  /* With the caller's workspace: the static memory plan of @main places
-  ** its two intermediate tensors there (64 bytes each, as 2x3 floats round
-  ** up to 64). A misaligned workspace is refused. */
+  /* With the caller's workspace (the library is built with --no-fuse): the
+  ** static memory plan of @main places its two intermediate tensors there
+  ** (64 bytes each, as 2x3 floats round up to 64). A misaligned workspace
+  ** is refused. */
   CHECK_EQ(MODEL_MAIN_WORKSPACE_SIZE, 128);
   static _Alignas(64) unsigned char ws[MODEL_MAIN_WORKSPACE_SIZE + 64];
   memset(ws, 0xee, sizeof ws);

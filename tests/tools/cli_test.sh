@@ -66,6 +66,17 @@ expect 0 "" "$relayc" build $lf -o "$tmp/lf.so"
 expect 0 "^55$" "$relayc" run "$tmp/lf.so"
 expect 0 "^55$" "$relayc" run $lf
 expect 0 "^55$" "$relayc" run $lf -O0 --cc cc
+expect 0 "^55$" "$relayc" run $lf --no-fuse
+# Fusion: the MLP is three kernels (dense+bias_add+relu, dense+bias_add,
+# softmax) fused, six unfused (-O0 or --no-fuse).
+kernels() { grep -c '^static rlyrt_status K[0-9]*(' "$1"; }
+expect 0 "" "$relayc" build ../examples/mlp.relay -o "$tmp/mlp_fused.c"
+expect 0 "" "$relayc" build ../examples/mlp.relay -o "$tmp/mlp_nofuse.c" --no-fuse
+expect 0 "" "$relayc" build ../examples/mlp.relay -o "$tmp/mlp_o0.c" -O0
+expect 0 "^3$" kernels "$tmp/mlp_fused.c"
+expect 0 "^6$" kernels "$tmp/mlp_nofuse.c"
+expect 0 "^6$" kernels "$tmp/mlp_o0.c"
+expect 0 "--no-fuse" "$relayc" build --help
 expect 0 "^time_ms: median=[0-9.]+ min=[0-9.]+ max=[0-9.]+ n=3$" "$relayc" run "$tmp/lf.so" --repeat 3
 expect 1 "has no function @nope" "$relayc" run "$tmp/lf.so" --function nope
 expect 1 "cannot load" "$relayc" run "$tmp/missing.so"

@@ -16,9 +16,19 @@
 **   have one parent), the printed text parses back to an equal module and
 **   type-checks, anf is idempotent on the printed text, and re-inferring
 **   the types from scratch gives the types the pass kept.
+** - the interpreter runs it before and after `simplify_inference,
+**   fold_constant,fuse_ops` (and again after `dce,anf,primitive` on top,
+**   the rest of the compiler's pipeline), on a fresh
+**   parse: the results must agree within a float tolerance (the
+**   simplified batch_norm rounds differently from its kernel) and errors
+**   exactly; the module verifies, stays typed with the types re-inference
+**   gives, prints and re-parses to an equal module, and every Primitive
+**   function's body is dataflow only (op calls, tuples, projections,
+**   parameters, constants).
 ** Then: 100,000-long let chains (live and dead) and a 100,000-deep graph
-** chain go through anf+dce on a 1 MiB thread stack, and pass_run rejects
-** unknown names. */
+** chain go through anf+dce on a 1 MiB thread stack (and a 100,000-deep
+** chain through fuse_ops and fold_constant), and pass_run rejects unknown
+** names. */
 #include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -39,6 +49,7 @@
 
 static const char *const ANF[] = {"anf"};
 static const char *const ANF_DCE[] = {"anf", "dce"};
+static const char *const OPTIMIZE[] = {"simplify_inference", "fold_constant", "fuse_ops"};
 
 /* {==== Helpers ====} */
 
@@ -73,8 +84,12 @@ static void anf_fail(AnfCheck *c, const Expr *e, const char *what) {
   if (c->bad++ < 5) fprintf(stderr, "%s: not in A-normal form: %s (a %s)\n", c->where, what, expr_kind_names[e->kind]);
 }
 
+/* ToANormalForm's atoms: those of pass_is_atom, and Primitive function
+** literals (fused groups), which it leaves as they are. */
+static bool anf_atom(const Expr *e) { return pass_is_atom(e) || ir_is_primitive(e); }
+
 static void want_atom(AnfCheck *c, const Expr *e, const char *what) {
-  if (!pass_is_atom(e)) anf_fail(c, e, what);
+  if (!anf_atom(e)) anf_fail(c, e, what);
 }
 
 /* A body: a let chain ending in an atom; each let value is not a let. */
@@ -83,12 +98,12 @@ static void want_body(AnfCheck *c, const Expr *e, const char *what) {
     if (e->u.let.value->kind == EXPR_LET) anf_fail(c, e->u.let.value, "a let value is a let");
     e = e->u.let.body;
   }
-  if (!pass_is_atom(e)) anf_fail(c, e, what);
+  if (!anf_atom(e)) anf_fail(c, e, what);
 }
 
 static void check_root(AnfCheck *c, Expr *root, bool is_def) {
   ExprVec all = {0}, kids = {0};
-  pass_postorder(root, &all);
+  ir_postorder(root, IR_KIDS_INNER | IR_KIDS_OPAQUE_PRIMITIVE, &all);
   if (is_def) {
     if (root->kind != EXPR_FUNC) anf_fail(c, root, "a def is not a function");
   } else {
@@ -97,10 +112,10 @@ static void check_root(AnfCheck *c, Expr *root, bool is_def) {
   for (int i = 0; i < all.len; i++) {
     Expr *e = all.data[i];
     kids.len = 0;
-    pass_kids(e, &kids);
+    ir_kids(e, IR_KIDS_INNER | IR_KIDS_OPAQUE_PRIMITIVE, &kids);
     for (int k = 0; k < kids.len; k++) {
       Expr *x = kids.data[k];
-      if (pass_is_atom(x)) continue;
+      if (anf_atom(x)) continue;
       RLY_ASSERT(x->id < c->n);
       if (c->parents[x->id]++) anf_fail(c, x, "a non-atomic node has two parents");
     }
@@ -122,7 +137,9 @@ static void check_root(AnfCheck *c, Expr *root, bool is_def) {
       want_atom(c, e->u.match.scrut, "a match scrutinee is not an atom");
       for (int k = 0; k < e->u.match.nclauses; k++) want_body(c, e->u.match.clauses[k].body, "a clause is not a body");
       break;
-    case EXPR_FUNC: want_body(c, e->u.func.body, "a function body is not a body"); break;
+    case EXPR_FUNC:
+      if (!ir_is_primitive(e)) want_body(c, e->u.func.body, "a function body is not a body");
+      break;
     default: break;
     }
   }
@@ -266,6 +283,215 @@ static char *run_program(Module *m, const SourceMap *sm, const RunSpec *s) {
   return outcome;
 }
 
+
+/* Runs the program like run_program, keeping the result: returns false
+** when it cannot be run; else *out is the value (owned) or NULL with the
+** error text in *err (malloc'd). The value may point into the
+** interpreter (constants): *interp is the interpreter, for the caller to
+** free (interp_free) after the value. */
+static bool run_value(Module *m, const SourceMap *sm, const RunSpec *s, rlyrt_object **out, char **err,
+                      Interp **interp) {
+  const GlobalDef *g;
+  Expr **params;
+  int nparams;
+  *out = NULL;
+  *err = NULL;
+  if (!entry(m, s, &g, &params, &nparams)) return false;
+  rlyrt_object **vals = rly_xcalloc((size_t)nparams + 1, sizeof(rlyrt_object *));
+  bool ran_it = load_inputs(s, params, nparams, vals);
+  if (ran_it) {
+    Interp *I = interp_new(m, sm);
+    rlyrt_status st = g ? interp_call(I, g, vals, nparams, out) : interp_eval_expr(I, vals, out);
+    if (st != RLYRT_OK) {
+      const char *msg = rlyrt_last_error();
+      *err = rly_xmalloc(strlen(msg) + 64);
+      sprintf(*err, "error %s: %s", rlyrt_status_name(st), msg);
+      *out = NULL;
+    }
+    *interp = I;
+  }
+  for (int i = 0; i < nparams; i++) rlyrt_release(vals[i]);
+  free(vals);
+  return ran_it;
+}
+
+/* a and b are the same value, floats within a relative 1e-5 (float16:
+** 1e-2) plus the same absolute slack. */
+static bool close_values(const rlyrt_object *a, const rlyrt_object *b) {
+  if (!a || !b) return a == b;
+  if (a->kind != b->kind) return false;
+  switch (a->kind) {
+  case RLYRT_TENSOR: {
+    const rlyrt_tensor *x = (const rlyrt_tensor *)a, *y = (const rlyrt_tensor *)b;
+    if (!rlyrt_dtype_eq(x->dl.dtype, y->dl.dtype) || x->dl.ndim != y->dl.ndim) return false;
+    for (int i = 0; i < x->dl.ndim; i++)
+      if (x->dl.shape[i] != y->dl.shape[i]) return false;
+    bool fl = rlyrt_dtype_is_float(x->dl.dtype);
+    double tol = x->dl.dtype.bits == 16 ? 1e-2 : 1e-5;
+    for (int64_t i = 0, n = rlyrt_tensor_numel(x); i < n; i++) {
+      if (!fl) {
+        if (rlyrt_get_i64(x, i) != rlyrt_get_i64(y, i)) return false;
+        continue;
+      }
+      double u = rlyrt_get_f64(x, i), v = rlyrt_get_f64(y, i);
+      if (u != u || v != v) {
+        if ((u != u) != (v != v)) return false;
+        continue;
+      }
+      if (u == v) continue;
+      double d = u > v ? u - v : v - u, s = v < 0 ? -v : v;
+      if (d > tol + tol * s) return false;
+    }
+    return true;
+  }
+  case RLYRT_REF: return close_values(rlyrt_ref_get(a), rlyrt_ref_get(b));
+  default: {
+    int32_t n = rlyrt_num_fields(a);
+    if (n != rlyrt_num_fields(b)) return false;
+    const char *ca = rlyrt_adt_ctor(a), *cb = rlyrt_adt_ctor(b);
+    if ((ca == NULL) != (cb == NULL) || (ca && strcmp(ca, cb) != 0)) return false;
+    for (int32_t i = 0; i < n; i++)
+      if (!close_values(rlyrt_field(a, i), rlyrt_field(b, i))) return false;
+    return true;
+  }
+  }
+}
+
+static bool is_primitive(const Expr *f) {
+  const Attrs *a = f->u.func.attrs;
+  for (int i = 0; a && !a->cls && i < a->n; i++)
+    if (a->keys[i] && strcmp(a->keys[i]->text, "Primitive") == 0) return true;
+  return false;
+}
+
+/* Every Primitive function's body is dataflow over its parameters.
+** *count: how many Primitive functions there are. */
+static bool primitive_bodies_ok(const Module *m, int *count) {
+  bool ok = true;
+  *count = 0;
+  for (int d = 0; d <= m->ndefs; d++) {
+    Expr *root = d < m->ndefs ? m->defs[d]->func : m->expr;
+    if (!root) continue;
+    ExprVec all = {0}, inner = {0};
+    pass_postorder(root, &all);
+    for (int i = 0; i < all.len; i++) {
+      Expr *f = all.data[i];
+      if (f->kind != EXPR_FUNC || !is_primitive(f)) continue;
+      ++*count;
+      inner.len = 0;
+      pass_postorder(f->u.func.body, &inner);
+      for (int k = 0; k < inner.len; k++) {
+        Expr *e = inner.data[k];
+        bool good = e->kind == EXPR_CONST || e->kind == EXPR_OP || e->kind == EXPR_TUPLE || e->kind == EXPR_GET_ITEM ||
+                    (e->kind == EXPR_CALL && e->u.call.callee->kind == EXPR_OP);
+        if (e->kind == EXPR_VAR)
+          for (int p = 0; p < f->u.func.nparams; p++) good = good || f->u.func.params[p] == e;
+        if (e->kind == EXPR_LET) good = true; /* written so in the input (anf'd kernels) */
+        if (!good) ok = false;
+      }
+    }
+    VEC_FREE(&all);
+    VEC_FREE(&inner);
+  }
+  return ok;
+}
+
+/* The optimizing passes on path: see the file comment. */
+static void check_optimize(const char *path, bool run) {
+  char err[512];
+  size_t len;
+  char *text = file_read_all(path, &len, err, sizeof err);
+  CHECK(text != NULL);
+  if (!text) return;
+  SourceMap sm = {0};
+  Diag d;
+  diag_init(&d, &sm);
+  Module *m = parse_text(&sm, &d, path, text, len), *m2 = NULL;
+  free(text);
+  RunSpec spec;
+  if (run) read_args(path, &spec);
+  else memset(&spec, 0, sizeof spec);
+  rlyrt_object *before = NULL, *after = NULL;
+  Interp *ib = NULL, *ia = NULL;
+  char *err_before = NULL, *err_after = NULL, *printed = NULL, *typed1 = NULL, *typed2 = NULL;
+  bool can_run = false;
+  bool ok = m && ty_infer_module(m, &d);
+  CHECK(ok);
+  if (!ok) goto done;
+  if (run) can_run = run_value(m, &sm, &spec, &before, &err_before, &ib);
+  /* Primitive functions of the input may read outer variables; the
+  ** groups fuse_ops makes read their parameters only. */
+  int input_primitives = 0, primitives = 0;
+  primitive_bodies_ok(m, &input_primitives);
+  ok = pass_run(m, OPTIMIZE, 3, &d) && ir_verify(m, &d);
+  CHECK(ok);
+  if (!ok) {
+    fprintf(stderr, "%s: simplify_inference,fold_constant,fuse_ops failed\n", path);
+    goto done;
+  }
+  CHECK(pass_module_typed(m));
+  CHECK(primitive_bodies_ok(m, &primitives) || input_primitives > 0);
+  printed = print_module(m, false);
+  m2 = parse_text(&sm, &d, "<printed after fuse_ops>", printed, strlen(printed));
+  CHECK(m2 != NULL);
+  if (m2 && !ir_module_equal(m, m2)) {
+    CHECK(!"the printed result re-parses to an equal module");
+    fprintf(stderr, "%s: printed after fuse_ops:\n%s\n", path, printed);
+  }
+  CHECK(!m2 || ty_infer_module(m2, &d));
+  typed1 = print_module(m, true);
+  CHECK(pass_retype(m, &d));
+  typed2 = print_module(m, true);
+  if (strcmp(typed1, typed2) != 0) {
+    CHECK(!"fold_constant and fuse_ops keep the types inference gives");
+    fprintf(stderr, "%s: kept:\n%s\nre-inferred:\n%s\n", path, typed1, typed2);
+  }
+  for (int round = 0; round < 2; round++) {
+    if (round == 1) {
+      /* The rest of the compiler's pipeline after fusion. */
+      static const char *const REST[] = {"dce", "anf", "primitive"};
+      CHECK(pass_run(m, REST, 2, &d) && ir_verify(m, &d));
+      CHECK(in_anf(m, path));
+      CHECK(pass_run(m, REST + 2, 1, &d) && ir_verify(m, &d));
+    }
+    if (!can_run) continue;
+    rlyrt_release(after);
+    interp_free(ia);
+    free(err_after);
+    after = NULL, ia = NULL, err_after = NULL;
+    CHECK(run_value(m, &sm, &spec, &after, &err_after, &ia));
+    bool same = err_before || err_after ? err_before && err_after && strcmp(err_before, err_after) == 0
+                                        : close_values(before, after);
+    if (!same) {
+      CHECK(!"the same result before and after simplify_inference,fold_constant,fuse_ops");
+      fprintf(stderr, "%s (round %d):\n  before: ", path, round);
+      if (before) rlyrt_value_print(stderr, before);
+      else fputs(err_before ? err_before : "?", stderr);
+      fputs("\n  after:  ", stderr);
+      if (after) rlyrt_value_print(stderr, after);
+      else fputs(err_after ? err_after : "?", stderr);
+      fputs("\n", stderr);
+    }
+  }
+
+done:
+  if (diag_count(&d)) diag_print(&d, stderr);
+  spec_free(&spec);
+  rlyrt_release(before);
+  rlyrt_release(after);
+  interp_free(ib);
+  interp_free(ia);
+  free(err_before);
+  free(err_after);
+  free(printed);
+  free(typed1);
+  free(typed2);
+  module_free(m);
+  module_free(m2);
+  diag_free(&d);
+  srcmap_free(&sm);
+}
+
 /* {==== The corpus ====} */
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -382,6 +608,7 @@ static int test_dir(const char *dir, bool run) {
   int count = files.len;
   for (int i = 0; i < files.len; i++) {
     check_program(files.data[i], run);
+    check_optimize(files.data[i], run);
     free(files.data[i]);
   }
   VEC_FREE(&files);
@@ -485,6 +712,53 @@ static void *chains(void *arg) {
     free(r);
     module_free(m);
   }
+
+  /* A 100,000-deep elementwise chain through fuse_ops: groups of 256 (on a
+  ** 1-element tensor: calls on 0-d tensors only are not fused). */
+  sb_clear(&sb);
+  sb_puts(&sb, "#[version = \"0.0.5\"]\ndef @main(%x: Tensor[(1), int32]) -> Tensor[(1), int32] {\n  %0 = add(%x, 1);\n");
+  for (int i = 1; i < CHAIN; i++) sb_printf(&sb, "  %%%d = add(%%%d, 1);\n", i, i - 1);
+  sb_printf(&sb, "  %%%d\n}\n", CHAIN - 1);
+  m = parse_text(&sm, &d, "<fused chain>", sb.data, sb.len);
+  CHECK(m && ty_infer_module(m, &d));
+  const char *const fuse[] = {"fuse_ops"};
+  if (m && pass_run(m, fuse, 1, &d)) {
+    CHECK(ir_verify(m, &d));
+    char *text = print_module(m, false);
+    int groups = 0;
+    for (const char *p = text; (p = strstr(p, "Primitive=1")); p++) groups++;
+    CHECK_EQ(groups, (CHAIN + 255) / 256);
+    free(text);
+    const GlobalDef *g = m->defs[0];
+    static const int64_t one[1] = {1};
+    rlyrt_tensor *x = rlyrt_tensor_new((DLDataType){kDLInt, 32, 1}, 1, one, true);
+    Interp *I = interp_new(m, &sm);
+    rlyrt_object *xo = &x->obj, *r = NULL;
+    CHECK(interp_call(I, g, &xo, 1, &r) == RLYRT_OK);
+    CHECK(r && r->kind == RLYRT_TENSOR && rlyrt_get_i64((rlyrt_tensor *)r, 0) == CHAIN);
+    rlyrt_release(r);
+    rlyrt_release(xo);
+    interp_free(I);
+  } else {
+    CHECK(!"fuse_ops on a deep chain");
+  }
+  module_free(m);
+
+  /* The same chain of constants folds to one constant. */
+  sb_clear(&sb);
+  sb_puts(&sb, "#[version = \"0.0.5\"]\ndef @main() -> int32 {\n  %0 = add(0, 1);\n");
+  for (int i = 1; i < CHAIN; i++) sb_printf(&sb, "  %%%d = add(%%%d, 1);\n", i, i - 1);
+  sb_printf(&sb, "  %%%d\n}\n", CHAIN - 1);
+  m = parse_text(&sm, &d, "<folded chain>", sb.data, sb.len);
+  CHECK(m && ty_infer_module(m, &d));
+  const char *const fold[] = {"fold_constant"};
+  if (m && pass_run(m, fold, 1, &d)) {
+    Expr *body = m->defs[0]->func->u.func.body;
+    CHECK(body->kind == EXPR_CONST && *(int32_t *)body->u.constant.value->data == CHAIN);
+  } else {
+    CHECK(!"fold_constant on a deep chain");
+  }
+  module_free(m);
 
   if (diag_count(&d)) diag_print(&d, stderr);
   sb_free(&sb);

@@ -12,11 +12,11 @@
 
 #include "base/diag.h"
 #include "base/file.h"
-#include "codegen/codegen.h"
 #include "driver/driver.h"
 #include "base/strbuf.h"
 #include "interp/interp.h"
 #include "ir/ir.h"
+#include "relayc/relayc.h"
 #include "relayc/runtime.h"
 #include "syntax/metadata.h"
 #include "syntax/parser.h"
@@ -101,12 +101,13 @@ static const char usage_fmt[] =
 
 
 static const char usage_build[] =
-    "usage: relayc build FILE... -o OUT [--emit so|a|obj|c] [--name NAME] [-O0..3|-Os]\n"
+    "usage: relayc build FILE... -o OUT [--emit so|a|obj|c] [--name NAME] [-O0..3|-Os] [--no-fuse]\n"
     "                    [--cc CC] [--cflags \"FLAGS\"] [--target TRIPLE|native]\n"
     "                    [--keep-source DIR] [--params FILE.params] [-v]\n"
     "\n"
     "Compiles the module to C and builds it with the system C compiler: every Relay\n"
-    "function becomes a C function, every operator call a kernel. The result\n"
+    "function becomes a C function, every group of fused operator calls a kernel\n"
+    "(from -O1; at -O0 or with --no-fuse, every operator call). The result\n"
     "needs nothing but the runtime, which relayc links into it (.so, .a) or\n"
     "which you link (-lrelayc_runtime for .o and .c).\n"
     "\n"
@@ -125,7 +126,9 @@ static const char usage_build[] =
     "  --emit KIND        so, a, obj or c\n"
     "  --name NAME        the module's name and C prefix (default: OUT's name\n"
     "                     without directory, extension and a leading 'lib')\n"
-    "  -O0 .. -O3, -Os    the C compiler's optimisation level (default -O2)\n"
+    "  -O0 .. -O3, -Os    the optimisation level (default -O2): the C compiler's,\n"
+    "                     and the passes': -O0 neither simplifies, folds nor fuses\n"
+    "  --no-fuse          every operator call its own kernel (no FuseOps)\n"
     "  --cc CC            the C compiler (default: cc)\n"
     "  --cflags FLAGS     extra flags for the C compiler (split like a shell\n"
     "                     would, without expansions)\n"
@@ -138,7 +141,7 @@ static const char usage_build[] =
 static const char usage_run[] =
     "usage: relayc run MODEL... [--interp] [--function NAME] [--input NAME=FILE.npy ...]\n"
     "                  [--output FILE.npy|DIR] [--repeat N] [--params FILE.params]\n"
-    "                  [-O0..3|-Os] [--cc CC] [--cflags \"FLAGS\"]\n"
+    "                  [-O0..3|-Os] [--no-fuse] [--cc CC] [--cflags \"FLAGS\"]\n"
     "\n"
     "Runs a function of MODEL (default @main) and prints its result readably, or\n"
     "writes it with --output. MODEL is Relay text, one file or several (one\n"
@@ -160,7 +163,7 @@ static const char usage_run[] =
     "  --repeat N            run N more times after one warm-up and end with\n"
     "                        time_ms: median=M min=A max=B n=N\n"
     "  --params FILE         bind @main's parameters to a .params file\n"
-    "  -O0 .. -O3, -Os, --cc, --cflags\n"
+    "  -O0 .. -O3, -Os, --no-fuse, --cc, --cflags\n"
     "                        how to compile Relay text (as for relayc build)\n"
     "  -h, --help            show this help\n";
 
@@ -179,6 +182,7 @@ typedef struct Options {
   /* build (and compiled run) */
   const char *emit, *name, *cc, *cflags, *target, *keep_source;
   int opt_level; /* -1: default */
+  bool no_fuse;
   bool verbose;
 } Options;
 
@@ -218,6 +222,8 @@ static int parse_options(int argc, char **argv, const char *usage, bool allow_ou
     } else if ((is_run || is_build) && a[0] == '-' && a[1] == 'O' && ((a[2] >= '0' && a[2] <= '3') || a[2] == 's') &&
                !a[3]) {
       o->opt_level = a[2] == 's' ? DRIVER_OPT_SIZE : a[2] - '0';
+    } else if ((is_run || is_build) && strcmp(a, "--no-fuse") == 0) {
+      o->no_fuse = true;
     } else if ((is_run || is_build) && (strcmp(a, "--cc") == 0 || strcmp(a, "--cflags") == 0)) {
       if (i + 1 >= argc) return usage_error(usage, "option '%s' needs a value", a);
       if (a[3] == 'c') o->cc = argv[++i];
@@ -523,15 +529,34 @@ static void default_name(const char *out, char *name, size_t n) {
     name[k++] = ok ? c : '_';
   }
   name[k] = 0;
-  if (!k || !codegen_name_ok(name)) snprintf(name, n, "model");
+  if (!k || !rly_name_ok(name)) snprintf(name, n, "model");
 }
 
-/* Compiles m into out as emit says. Returns false after printing errors. */
-static bool compile_to(const Options *o, Module *m, const SourceMap *sm, Diag *d, const char *name, EmitKind emit,
-                       const char *out) {
-  StrBuf c = {0}, h = {0}, cpath = {0}, hpath = {0}, log = {0};
-  CodegenOptions co = {name, sm};
-  bool ok = codegen_module(m, &co, &c, &h, d);
+/* Compiles the files of o (with its --params) through the compiler
+** library into out as emit says. Returns false after printing errors. */
+static bool compile_to(const Options *o, const char *name, EmitKind emit, const char *out) {
+  rly_compiler *rc = rly_compiler_new();
+  if (!rc) {
+    fprintf(stderr, "relayc: out of memory\n");
+    return false;
+  }
+  bool ok = rly_set_name(rc, name) == 0;
+  RLY_ASSERT(ok); /* checked by the caller */
+  /* The C compiler's level chooses the passes too (-Os: those of -O2). */
+  if (o->opt_level >= 0 && o->opt_level <= 3) rly_set_opt_level(rc, o->opt_level);
+  if (o->no_fuse) rly_set_fuse(rc, 0);
+  for (int i = 0; i < o->nfiles; i++)
+    if (rly_add_file(rc, o->files[i]) != 0) {
+      fprintf(stderr, "relayc: %s\n", rly_message(rc));
+      ok = false;
+    }
+  rly_set_params_file(rc, o->params);
+  if (ok) ok = rly_compile(rc) == 0;
+  /* Errors of the C compiler and of temporary files: no source positions. */
+  SourceMap nosm = {0};
+  Diag d;
+  diag_init(&d, &nosm);
+  StrBuf cpath = {0}, hpath = {0}, log = {0};
   char err[1024];
   char *tmp = NULL;
   if (ok) {
@@ -542,10 +567,12 @@ static bool compile_to(const Options *o, Module *m, const SourceMap *sm, Diag *d
     }
   }
   if (ok) {
+    size_t clen, hlen;
+    const char *c = rly_c_text(rc, &clen), *h = rly_h_text(rc, &hlen);
     sb_printf(&cpath, "%s/%s.c", tmp, name);
     sb_printf(&hpath, "%s/%s.h", tmp, name);
-    ok = file_write_all(sb_str(&cpath), c.data, c.len, err, sizeof err) &&
-         file_write_all(sb_str(&hpath), h.data, h.len, err, sizeof err);
+    ok = file_write_all(sb_str(&cpath), c, clen, err, sizeof err) &&
+         file_write_all(sb_str(&hpath), h, hlen, err, sizeof err);
     if (!ok) fprintf(stderr, "relayc: %s\n", err);
   }
   if (ok) {
@@ -558,16 +585,18 @@ static bool compile_to(const Options *o, Module *m, const SourceMap *sm, Diag *d
     bo.target = o->target;
     bo.keep_source = o->keep_source;
     bo.commands = o->verbose ? &log : NULL;
-    ok = driver_build(&bo, sb_str(&cpath), out, d);
+    ok = driver_build(&bo, sb_str(&cpath), out, &d);
     if (o->verbose) fwrite(log.data ? log.data : "", 1, log.len, stderr);
   }
-  diag_print(d, stderr);
+  fputs(rly_diagnostics(rc), stderr);
+  diag_print(&d, stderr);
   if (tmp) {
     if (!driver_rmtree(tmp, err, sizeof err)) fprintf(stderr, "relayc: warning: %s\n", err);
     free(tmp);
   }
-  sb_free(&c);
-  sb_free(&h);
+  rly_compiler_free(rc);
+  diag_free(&d);
+  srcmap_free(&nosm);
   sb_free(&cpath);
   sb_free(&hpath);
   sb_free(&log);
@@ -584,24 +613,14 @@ static int build(Options *o) {
   }
   char name[80];
   if (o->name) {
-    if (!codegen_name_ok(o->name))
+    if (!rly_name_ok(o->name))
       return usage_error(usage_build, "--name needs a C identifier of at most 64 characters not starting with rlyrt, not '%s'",
                          o->name);
     snprintf(name, sizeof name, "%s", o->name);
   } else {
     default_name(o->output, name, sizeof name);
   }
-  SourceMap sm = {0};
-  Diag d;
-  diag_init(&d, &sm);
-  Module *m = load(o, &sm, &d);
-  int rc = EXIT_USER;
-  if (m && compile_to(o, m, &sm, &d, name, emit, o->output)) rc = 0;
-  else if (!m) diag_print(&d, stderr);
-  module_free(m);
-  diag_free(&d);
-  srcmap_free(&sm);
-  return rc;
+  return compile_to(o, name, emit, o->output) ? 0 : EXIT_USER;
 }
 
 static int cmd_build(int argc, char **argv) {
@@ -668,27 +687,13 @@ static int run_compiled(Options *o, bool is_so) {
   if (is_so) {
     sb_puts(&so, o->files[0]);
   } else {
-    SourceMap sm = {0};
-    Diag d;
-    diag_init(&d, &sm);
-    Module *m = load(o, &sm, &d);
-    bool ok = m != NULL;
-    if (!ok) diag_print(&d, stderr);
-    if (ok) {
-      tmp = driver_tmpdir_new(err, sizeof err);
-      if (!tmp) {
-        fprintf(stderr, "relayc: %s\n", err);
-        ok = false;
-      }
+    tmp = driver_tmpdir_new(err, sizeof err);
+    if (!tmp) {
+      fprintf(stderr, "relayc: %s\n", err);
+      goto done;
     }
-    if (ok) {
-      sb_printf(&so, "%s/model.so", tmp);
-      ok = compile_to(o, m, &sm, &d, "model", EMIT_SO, sb_str(&so));
-    }
-    module_free(m);
-    diag_free(&d);
-    srcmap_free(&sm);
-    if (!ok) goto done;
+    sb_printf(&so, "%s/model.so", tmp);
+    if (!compile_to(o, "model", EMIT_SO, sb_str(&so))) goto done;
   }
   if (rlyrt_module_load(sb_str(&so), &mod) != RLYRT_OK) {
     fprintf(stderr, "relayc: %s\n", rlyrt_last_error());

@@ -1,0 +1,77 @@
+/* consts.c: constants.
+**
+** Every constant's data goes once into one `_Alignas(64)` byte array,
+** RC_blob, written as a string literal (C compilers read those much faster
+** than initializers of typed arrays; see bench/README.md), each constant
+** at a 64-aligned offset. A constant is a static rlyrt_tensor C<k> with the
+** refcount RLYRT_REFCOUNT_STATIC whose data points into the blob. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/cg.h"
+
+static void blob_bytes(StrBuf *b, const unsigned char *p, size_t n) {
+  /* 32 bytes per source line; every non-printable byte as a 3-digit octal
+  ** escape (never absorbs a following digit). */
+  for (size_t i = 0; i < n; i += 32) {
+    sb_puts(b, "  \"");
+    for (size_t k = i; k < n && k < i + 32; k++) {
+      unsigned char c = p[k];
+      if (c >= 32 && c < 127 && c != '"' && c != '\\' && c != '?') sb_putc(b, (char)c);
+      else sb_printf(b, "\\%03o", c);
+    }
+    sb_puts(b, "\"\n");
+  }
+}
+
+static size_t blob_len(const Cg *cg) {
+  size_t n = 0;
+  for (int i = 0; i < cg->constdata.len; i++) n = ((n + 63) & ~(size_t)63) + cg->constdata.data[i]->nbytes;
+  return n;
+}
+
+/* The C expression of constant e: a static tensor object. */
+void cg_const_ref(Cg *cg, StrBuf *out, const Expr *e) {
+  const ConstData *c = e->u.constant.value;
+  int k = -1;
+  for (int i = 0; i < cg->constdata.len && k < 0; i++)
+    if (cg->constdata.data[i] == c) k = i;
+  if (k < 0) {
+    size_t off = (blob_len(cg) + 63) & ~(size_t)63;
+    k = cg->constdata.len;
+    VEC_PUSH(&cg->constdata, c);
+    int nd = c->ndim;
+    /* A real rlyrt_tensor (generated code reads every object through its
+    ** own type), its shape in an array of its own. */
+    if (nd) {
+      sb_printf(&cg->consts, "static const int64_t C%d_shape[] = {", k);
+      for (int i = 0; i < nd; i++) sb_printf(&cg->consts, "%s%lld", i ? ", " : "", (long long)c->shape[i]);
+      sb_puts(&cg->consts, "};\n");
+    }
+    sb_printf(&cg->consts,
+              "static const rlyrt_tensor C%d = {{RLYRT_REFCOUNT_STATIC, RLYRT_TENSOR, 0}, "
+              "{(void *)(RC_blob + %zu), {kDLCPU, 0}, %d, {%u, %u, %u}, ",
+              k, off, nd, c->dtype.code, c->dtype.bits, c->dtype.lanes);
+    if (nd) sb_printf(&cg->consts, "(int64_t *)C%d_shape, NULL, 0}};\n", k);
+    else sb_puts(&cg->consts, "NULL, NULL, 0}};\n");
+  }
+  sb_printf(out, "(rlyrt_object *)&C%d.obj", k);
+}
+
+void cg_emit_blob(const Cg *cg, StrBuf *c) {
+  size_t bl = blob_len(cg);
+  sb_printf(c, "/* Constants: %zu bytes. */\n", bl);
+  if (bl) {
+    sb_printf(c, "static _Alignas(64) const unsigned char RC_blob[%zu] =\n", bl);
+    size_t off = 0;
+    static const unsigned char zeros[64];
+    for (int i = 0; i < cg->constdata.len; i++) {
+      const ConstData *cd = cg->constdata.data[i];
+      size_t start = (off + 63) & ~(size_t)63;
+      if (start > off) blob_bytes(c, zeros, start - off);
+      blob_bytes(c, cd->data, cd->nbytes);
+      off = start + cd->nbytes;
+    }
+    sb_puts(c, ";\n");
+  }
+}

@@ -1,0 +1,200 @@
+/* function.c: C functions.
+**
+** Every Relay function is `rlyrt_status f(const rlyrt_closure *self,
+** rlyrt_object *const *args, rlyrt_object **out)`: arguments borrowed,
+** result owned, status returned. A group of globals that tail-call each
+** other (tailcalls.c) is one C function with a `which` switch at the entry
+** and a label per member; each member gets a small wrapper. A global with
+** a static memory plan (plan.c) is NAME_ws, taking the workspace, and
+** NAME allocates it. Also here: the code descriptors (rlyrt_code) of every
+** function, and the code and closure of constructors used as values. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/cg.h"
+
+void cg_emit_group(Cg *cg, Group *G) {
+  bool multi = G->members.len > 1;
+  CFunc *F0 = G->members.data[0];
+  cg->curgroup = G;
+  cg->used_fail = false;
+  cg->used_label = rly_xcalloc((size_t)G->members.len, sizeof(bool));
+  cg->tmp = 0;
+  for (int i = 0; i < cg->uvars.len; i++) cg->uvar[cg->uvars.data[i]->id] = 0;
+  cg->uvars.len = 0;
+  /* Scalar parameters live unboxed too (decided before any body: a jump
+  ** from one member assigns another member's parameters). */
+  for (int m = 0; m < G->members.len; m++) {
+    CFunc *F = G->members.data[m];
+    for (int i = 0; i < F->fn->u.func.nparams; i++)
+      if (cg_scalar_ctype(F->fn->u.func.params[i]->type)) cg_make_unboxed(cg, F->fn->u.func.params[i]);
+  }
+  StrBuf body = {0};
+  for (int m = 0; m < G->members.len; m++) {
+    CFunc *F = G->members.data[m];
+    cg->cur = F;
+    if (multi) {
+      sb_printf(&body, "L%d:; /* %s */\n", m, F->where);
+    } else {
+      sb_puts(&body, "L0:;\n");
+    }
+    cg_emit_block(cg, &body, 1, F->fn->u.func.body, "ret", true);
+    sb_puts(&body, "  goto done;\n");
+  }
+  StrBuf *o = &cg->code;
+  bool planned = !multi && F0->plan_size > 0;
+  if (multi)
+    sb_printf(o, "static rlyrt_status %s(int which, rlyrt_object *const *args, rlyrt_object **out) {\n", G->cname);
+  else if (planned)
+    sb_printf(o, "static rlyrt_status %s_ws(const rlyrt_closure *self, rlyrt_object *const *args, rlyrt_object **out, "
+                 "void *ws) {\n", G->cname);
+  else
+    sb_printf(o, "static rlyrt_status %s(const rlyrt_closure *self, rlyrt_object *const *args, rlyrt_object **out) {\n",
+              G->cname);
+  if (!multi) sb_puts(o, "  (void)self;\n");
+  sb_puts(o, "  (void)args;\n");
+  if (cg->used_fail) sb_puts(o, "  rlyrt_status st = RLYRT_OK;\n");
+  sb_puts(o, "  rlyrt_object *ret = NULL;\n");
+  for (int m = 0; m < G->members.len; m++) {
+    CFunc *F = G->members.data[m];
+    for (int i = 0; i < F->locals.len; i++) sb_printf(o, "  rlyrt_object *v%u = NULL;\n", F->locals.data[i]->id);
+  }
+  /* (void): a scalar parameter is read on entry even when the body never
+  ** uses it, and a scalar let may be dead after A-normal form (a pure
+  ** operator on the result of a call or a ref_read; dce runs before anf
+  ** only, as the re-inference after primitive needs the dead lets'
+  ** annotations). */
+  for (int i = 0; i < cg->uvars.len; i++)
+    sb_printf(o, "  %s s%u = 0;\n  (void)s%u;\n", cg_scalar_ctype(cg->uvars.data[i]->type), cg->uvars.data[i]->id,
+              cg->uvars.data[i]->id);
+  if (planned) /* the workspace's tensors: static refcount, data at their planned offsets */
+    for (int i = 0; i < F0->locals.len; i++) {
+      const Expr *var = F0->locals.data[i];
+      int64_t off = cg->plan_off[var->id];
+      if (off < 0) continue;
+      const Type *t = var->type;
+      DType dt = t->u.tensor.dtype;
+      if (t->u.tensor.ndim) {
+        sb_printf(&cg->consts, "static const int64_t RC_sh%u[] = {", var->id);
+        for (int k = 0; k < t->u.tensor.ndim; k++)
+          sb_printf(&cg->consts, "%s%lld", k ? ", " : "", (long long)t->u.tensor.shape[k]);
+        sb_puts(&cg->consts, "};\n");
+      }
+      sb_printf(o, "  rlyrt_tensor w%u = {{RLYRT_REFCOUNT_STATIC, RLYRT_TENSOR, 0}, {(char *)ws + %lld, {kDLCPU, 0}, %d, "
+                   "{%u, %u, %u}, ", var->id, (long long)off, t->u.tensor.ndim, dt.code, dt.bits, dt.lanes);
+      if (t->u.tensor.ndim) sb_printf(o, "(int64_t *)RC_sh%u, NULL, 0}};\n", var->id);
+      else sb_puts(o, "NULL, NULL, 0}};\n");
+    }
+  if (multi) {
+    sb_puts(o, "  switch (which) {\n");
+    for (int m = 0; m < G->members.len; m++) {
+      CFunc *F = G->members.data[m];
+      sb_printf(o, "  case %d:\n", m);
+      for (int i = 0; i < F->fn->u.func.nparams; i++) {
+        const Expr *p = F->fn->u.func.params[i];
+        if (cg->uvar[p->id])
+          sb_printf(o, "    s%u = *(const %s *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", p->id, cg_scalar_ctype(p->type), i);
+        else
+          sb_printf(o, "    v%u = RC_retain(args[%d]);\n", p->id, i);
+      }
+      sb_printf(o, "    goto L%d;\n", m);
+    }
+    sb_puts(o, "  default:\n    *out = NULL;\n    return rlyrt_error(RLYRT_E_INTERNAL, \"bad entry\");\n  }\n");
+  } else {
+    /* A scalar parameter keeps only its value, never the argument object:
+    ** callers may pass a box on their stack (direct calls). */
+    for (int i = 0; i < F0->fn->u.func.nparams; i++) {
+      const Expr *p = F0->fn->u.func.params[i];
+      if (cg->uvar[p->id])
+        sb_printf(o, "  s%u = *(const %s *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", p->id, cg_scalar_ctype(p->type), i);
+      else
+        sb_printf(o, "  v%u = RC_retain(args[%d]);\n", p->id, i);
+    }
+    if (!cg->used_label[0]) {
+      /* No jump back: drop the label. */
+      const char *lab = "L0:;\n";
+      size_t ll = strlen(lab);
+      if (body.len >= ll && memcmp(body.data, lab, ll) == 0) {
+        memmove(body.data, body.data + ll, body.len - ll + 1);
+        body.len -= ll;
+      }
+    }
+  }
+  sb_putn(o, body.data ? body.data : "", body.len);
+  sb_free(&body);
+  sb_puts(o, "done:\n");
+  cg_release_all(cg, o, 1);
+  sb_puts(o, "  *out = ret;\n  return RLYRT_OK;\n");
+  if (cg->used_fail) {
+    sb_puts(o, "fail:\n");
+    cg_release_all(cg, o, 1);
+    sb_puts(o, "  rlyrt_release(ret);\n  *out = NULL;\n  return st;\n");
+  }
+  sb_puts(o, "}\n\n");
+  if (multi)
+    for (int m = 0; m < G->members.len; m++) {
+      CFunc *F = G->members.data[m];
+      sb_printf(o, "static rlyrt_status %s(const rlyrt_closure *self, rlyrt_object *const *args, rlyrt_object **out) {\n"
+                   "  (void)self;\n  return %s(%d, args, out);\n}\n\n", F->cname, G->cname, m);
+    }
+  if (planned)
+    sb_printf(o, "static rlyrt_status %s(const rlyrt_closure *self, rlyrt_object *const *args, rlyrt_object **out) {\n"
+                 "  void *ws = rlyrt_alloc(%lld, 64);\n"
+                 "  if (!ws) {\n    *out = NULL;\n    return RLYRT_E_NOMEM;\n  }\n"
+                 "  rlyrt_status st = %s_ws(self, args, out, ws);\n"
+                 "  rlyrt_free(ws);\n  return st;\n}\n\n",
+              G->cname, (long long)F0->plan_size, G->cname);
+  free(cg->used_label);
+  cg->used_label = NULL;
+}
+
+/* Every C function: prototypes, code descriptors, closures of globals. */
+void cg_emit_descriptors(Cg *cg) {
+  for (int i = 0; i < cg->funcs.len; i++) {
+    CFunc *F = cg->funcs.data[i];
+    sb_printf(&cg->protos, "static rlyrt_status %s(const rlyrt_closure *self, rlyrt_object *const *args, rlyrt_object **out);\n",
+              F->cname);
+    sb_printf(&cg->protos, "static rlyrt_status %s_check(rlyrt_object *const *args, int32_t nargs);\n", F->cname);
+    if (F->plan_size)
+      sb_printf(&cg->protos, "static rlyrt_status %s_ws(const rlyrt_closure *self, rlyrt_object *const *args, "
+                             "rlyrt_object **out, void *ws);\n", F->cname);
+    sb_printf(&cg->info, "static const rlyrt_code %s_code = {%s, %s_check, %d, ", F->cname, F->cname, F->cname,
+              F->fn->u.func.nparams);
+    lower_cstring(&cg->info, F->where, strlen(F->where));
+    sb_puts(&cg->info, ", &RC_module, ");
+    if (cg_has_type_var(F->fn->type) || F->fn->u.func.ntparams) {
+      sb_puts(&cg->info, "NULL};\n");
+    } else {
+      char *ty = cg_type_string(F->fn->type);
+      lower_cstring(&cg->info, ty, strlen(ty));
+      free(ty);
+      sb_puts(&cg->info, "};\n");
+    }
+  }
+  for (int i = 0; i < cg->groups.len; i++)
+    if (cg->groups.data[i]->members.len > 1)
+      sb_printf(&cg->protos, "static rlyrt_status %s(int which, rlyrt_object *const *args, rlyrt_object **out);\n",
+                cg->groups.data[i]->cname);
+}
+
+/* Constructors used as values: a function building the value, and its
+** closure. */
+void cg_emit_ctor_values(Cg *cg) {
+  for (int k = 0; k < cg->ctor_values.len; k++) {
+    const Ctor *ct = cg->ctor_values.data[k];
+    char base[64];
+    snprintf(base, sizeof base, "CT%d_%d", cg_type_index(cg, ct->adt), ct->tag);
+    sb_printf(&cg->code, "static rlyrt_status %s(const rlyrt_closure *self, rlyrt_object *const *args, rlyrt_object **out) {\n"
+                         "  (void)self;\n  (void)args;\n  rlyrt_adt *d = rlyrt_adt_new(%d, ", base, ct->tag);
+    lower_cstring(&cg->code, ct->name->text, ct->name->len);
+    sb_printf(&cg->code, ", %d);\n  if (!d) { *out = NULL; return RLYRT_E_NOMEM; }\n", ct->nfields);
+    for (int i = 0; i < ct->nfields; i++) sb_printf(&cg->code, "  d->fields[%d] = RC_retain(args[%d]);\n", i, i);
+    sb_puts(&cg->code, "  *out = &d->obj;\n  return RLYRT_OK;\n}\n");
+    sb_printf(&cg->code, "static const rlyrt_code %s_code = {%s, NULL, %d, ", base, base, ct->nfields);
+    lower_cstring(&cg->code, ct->name->text, ct->name->len);
+    sb_puts(&cg->code, ", &RC_module, NULL};\n");
+    sb_printf(&cg->code,
+              "static const rlyrt_closure %s_closure = {{RLYRT_REFCOUNT_STATIC, RLYRT_CLOSURE, RLYRT_CLOSURE_NATIVE}, "
+              "&%s_code, 0};\n\n", base, base);
+  }
+}

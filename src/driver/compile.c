@@ -1,0 +1,202 @@
+/* compile.c: the compiler's public entry point (include/relayc/relayc.h).
+**
+** rly_compile is the whole pipeline from text to C, in one place:
+**   parse the sources as one module -> bind a .params file to @main
+**   -> infer types (errors are reported on the program as written)
+**   -> the passes of `pipeline` below, in order (pass_run)
+**   -> codegen_module: NAME.c and NAME.h from the prepared module.
+** A pass joins the back end by taking a row of `pipeline`, with the lowest
+** optimisation level at which it runs. The command line (tools/relayc)
+** builds and runs through this entry point; its other commands (check,
+** fmt, run --interp) use the front end directly. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/file.h"
+#include "base/strbuf.h"
+#include "base/vec.h"
+#include "codegen/codegen.h"
+#include "passes/pass.h"
+#include "relayc/relayc.h"
+#include "syntax/metadata.h"
+#include "syntax/parser.h"
+#include "types/infer.h"
+
+/* The back end's passes, in order: a pass runs when the optimisation
+** level is at least min_level. */
+static const struct {
+  const char *pass;  /* a name pass_find knows */
+  int min_level;
+} pipeline[] = {
+    {"to_main", 0},    /* an expression module becomes def @main */
+    {"unfuse", 0},     /* Primitive functions of the input become ordinary functions */
+    {"simplify_inference", 1}, /* batch_norm, dropout, layer/instance/group_norm into elementwise ops */
+    {"fold_constant", 1},      /* calls of constants evaluated by the reference kernels */
+    {"fuse_ops", 1},           /* groups of operators (TVM's patterns), each one Primitive function */
+    {"dce", 0},        /* before anf: re-inference after primitive needs dead lets' annotations */
+    {"anf", 0},        /* the form code generation reads */
+    {"primitive", 0},  /* one Primitive function (one kernel) per call left outside a group */
+};
+
+struct rly_compiler {
+  char name[80];
+  int level;
+  bool no_fuse;           /* rly_set_fuse(c, 0): FuseOps does not run */
+  SourceMap sm;           /* the sources, in order (file ids 1..) */
+  Vec(uint32_t) files;    /* their ids in sm */
+  char *params;           /* the .params file, or NULL */
+  bool unreadable;        /* a source could not be read */
+  Diag d;                 /* of the last rly_compile */
+  char *diag_text;        /* d printed */
+  StrBuf c, h;            /* the outputs */
+  char message[1024];
+};
+
+int rly_name_ok(const char *name) { return name && codegen_name_ok(name); }
+
+rly_compiler *rly_compiler_new(void) {
+  rly_compiler *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  snprintf(c->name, sizeof c->name, "model");
+  c->level = 2;
+  diag_init(&c->d, &c->sm);
+  return c;
+}
+
+static void clear_outputs(rly_compiler *c) {
+  sb_free(&c->c);
+  sb_free(&c->h);
+  free(c->diag_text);
+  c->diag_text = NULL;
+  diag_free(&c->d);
+  diag_init(&c->d, &c->sm);
+  c->message[0] = 0;
+}
+
+void rly_compiler_free(rly_compiler *c) {
+  if (!c) return;
+  clear_outputs(c);
+  diag_free(&c->d);
+  srcmap_free(&c->sm);
+  VEC_FREE(&c->files);
+  free(c->params);
+  free(c);
+}
+
+int rly_set_name(rly_compiler *c, const char *name) {
+  if (!rly_name_ok(name)) return -1;
+  snprintf(c->name, sizeof c->name, "%s", name);
+  return 0;
+}
+
+void rly_set_fuse(rly_compiler *c, int on) { c->no_fuse = !on; }
+
+int rly_set_opt_level(rly_compiler *c, int level) {
+  if (level < 0 || level > 3) return -1;
+  c->level = level;
+  return 0;
+}
+
+int rly_add_file(rly_compiler *c, const char *path) {
+  size_t len;
+  char *text = file_read_all(path, &len, c->message, sizeof c->message);
+  if (!text) {
+    c->unreadable = true;
+    return -1;
+  }
+  c->message[0] = 0;
+  uint32_t id = srcmap_add(&c->sm, strcmp(path, "-") == 0 ? "<stdin>" : path, text, len);
+  VEC_PUSH(&c->files, id);
+  return 0;
+}
+
+int rly_add_text(rly_compiler *c, const char *name, const char *text, size_t len) {
+  char *copy = rly_xmalloc(len + 1);
+  memcpy(copy, text, len);
+  copy[len] = 0;
+  uint32_t id = srcmap_add(&c->sm, name ? name : "<text>", copy, len);
+  VEC_PUSH(&c->files, id);
+  return 0;
+}
+
+void rly_set_params_file(rly_compiler *c, const char *path) {
+  free(c->params);
+  c->params = NULL;
+  if (path) {
+    c->params = rly_xmalloc(strlen(path) + 1);
+    strcpy(c->params, path);
+  }
+}
+
+/* Binds the entries of c->params to @main's parameters. */
+static bool bind_params_file(rly_compiler *c, Module *m) {
+  char *empty = rly_xcalloc(1, 1);
+  uint32_t pf = srcmap_add(&c->sm, c->params, empty, 0);
+  ParamEntry *entries = NULL;
+  int n = params_read(c->params, m, &entries, &c->d, pf);
+  Span at = {pf, 0, 0, 0};
+  return n >= 0 && bind_params(m, entries, n, &c->d, at);
+}
+
+/* Types, passes and C for the parsed module m. */
+static bool compile_module(rly_compiler *c, Module *m) {
+  if (!ty_infer_module(m, &c->d)) return false;
+  const char *names[RLY_COUNTOF(pipeline)];
+  int n = 0;
+  for (size_t i = 0; i < RLY_COUNTOF(pipeline); i++)
+    if (c->level >= pipeline[i].min_level && !(c->no_fuse && strcmp(pipeline[i].pass, "fuse_ops") == 0))
+      names[n++] = pipeline[i].pass;
+  if (!pass_run(m, names, n, &c->d)) return false;
+  if (!pass_module_typed(m) && !pass_retype(m, &c->d)) return false;
+  CodegenOptions co = {c->name, &c->sm};
+  return codegen_module(m, &co, &c->c, &c->h, &c->d);
+}
+
+/* c->d as the command line prints it. */
+static void render_diagnostics(rly_compiler *c) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (f) {
+    diag_print(&c->d, f);
+    fclose(f);
+  }
+  c->diag_text = buf;
+}
+
+int rly_compile(rly_compiler *c) {
+  clear_outputs(c);
+  if (c->unreadable || c->files.len == 0) {
+    snprintf(c->message, sizeof c->message, "%s",
+             c->unreadable ? "a source file could not be read" : "no source to compile");
+    return -1;
+  }
+  Module *m = parse_module_files(&c->sm, c->files.data, c->files.len, &c->d);
+  bool ok = m != NULL;
+  if (ok && c->params) ok = bind_params_file(c, m);
+  if (ok) ok = compile_module(c, m);
+  module_free(m);
+  if (!ok) {
+    sb_free(&c->c);
+    sb_free(&c->h);
+  }
+  render_diagnostics(c);
+  return ok ? 0 : -1;
+}
+
+const char *rly_c_text(const rly_compiler *c, size_t *len) {
+  if (len) *len = c->c.len;
+  return c->c.data ? c->c.data : "";
+}
+
+const char *rly_h_text(const rly_compiler *c, size_t *len) {
+  if (len) *len = c->h.len;
+  return c->h.data ? c->h.data : "";
+}
+
+const char *rly_diagnostics(const rly_compiler *c) { return c->diag_text ? c->diag_text : ""; }
+
+int rly_error_count(const rly_compiler *c) { return c->d.nerrors; }
+
+const char *rly_message(const rly_compiler *c) { return c->message; }
