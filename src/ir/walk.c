@@ -192,6 +192,7 @@ bool ir_is_atom(const Expr *e) {
 }
 
 bool ir_is_primitive(const Expr *fn) {
+  if (!fn || fn->kind != EXPR_FUNC) return false;
   const Attrs *a = fn->u.func.attrs;
   if (!a || a->cls) return false;
   for (int i = 0; i < a->n; i++)

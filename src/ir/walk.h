@@ -103,7 +103,8 @@ int ir_nscopes(const Expr *e);
 ** without children; A-normal form never binds them to a variable). */
 bool ir_is_atom(const Expr *e);
 
-/* Does function literal fn carry the attribute Primitive (a kernel)? */
+/* Is fn a function literal with the attribute Primitive (a kernel)? False
+** for any other node. */
 bool ir_is_primitive(const Expr *fn);
 
 /* A fresh node (new id in m, e's span, type NULL) of e's kind whose

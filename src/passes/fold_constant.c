@@ -47,13 +47,6 @@ typedef struct Fold {
   uint8_t *inside;  /* per id: inside a Primitive function */
 } Fold;
 
-static bool is_primitive(const Expr *fn) {
-  const Attrs *a = fn->u.func.attrs;
-  if (!a || a->cls) return false;
-  for (int i = 0; i < a->n; i++)
-    if (a->keys[i] && strcmp(a->keys[i]->text, "Primitive") == 0) return true;
-  return false;
-}
 
 /* {==== Constants <-> runtime tensors ====} */
 
@@ -258,7 +251,7 @@ static Expr *fold(Fold *F, Expr *n) {
 }
 
 Expr *pass_fold_constant(PassCtx *ctx, Expr *root) {
-  if (root->kind == EXPR_FUNC && is_primitive(root)) return root;
+  if (root->kind == EXPR_FUNC && ir_is_primitive(root)) return root;
   Module *m = ctx->m;
   Fold F = {.m = m, .scratch = arena_new(1 << 16)};
   ExprVec all = {0}, kids = {0}, inner = {0};
@@ -270,7 +263,7 @@ Expr *pass_fold_constant(PassCtx *ctx, Expr *root) {
   for (int i = 0; i < all.len; i++) {
     Expr *e = all.data[i];
     if (e->kind == EXPR_LET) F.let_of[e->u.let.var->id] = e;
-    if (e->kind == EXPR_FUNC && is_primitive(e) && !F.inside[e->id]) {
+    if (e->kind == EXPR_FUNC && ir_is_primitive(e) && !F.inside[e->id]) {
       inner.len = 0;
       pass_postorder(e->u.func.body, &inner);
       for (int k = 0; k < inner.len; k++) F.inside[inner.data[k]->id] = 1;

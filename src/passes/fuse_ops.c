@@ -114,13 +114,6 @@ typedef struct Fuse {
 
 /* {==== Helpers ====} */
 
-static bool is_primitive(const Expr *fn) {
-  const Attrs *a = fn->u.func.attrs;
-  if (!a || a->cls) return false;
-  for (int i = 0; i < a->n; i++)
-    if (a->keys[i] && strcmp(a->keys[i]->text, "Primitive") == 0) return true;
-  return false;
-}
 
 static bool is_op_call(const Expr *e) { return e->kind == EXPR_CALL && e->u.call.callee->kind == EXPR_OP; }
 
@@ -251,7 +244,7 @@ static void discover(Fuse *F, Expr *s, ExprVec *scopes) {
         VEC_PUSH(scopes, e->u.if_.else_);
       } else if (e->kind == EXPR_MATCH) {
         for (int i = 0; i < e->u.match.nclauses; i++) VEC_PUSH(scopes, e->u.match.clauses[i].body);
-      } else if (e->kind == EXPR_FUNC && !is_primitive(e)) {
+      } else if (e->kind == EXPR_FUNC && !ir_is_primitive(e)) {
         VEC_PUSH(scopes, e->u.func.body);
       }
       continue;
@@ -633,7 +626,7 @@ static Expr *rebuild(Fuse *F, Expr *e) {
 }
 
 Expr *pass_fuse_ops(PassCtx *ctx, Expr *root) {
-  if (root->kind == EXPR_FUNC && is_primitive(root)) return root;
+  if (root->kind == EXPR_FUNC && ir_is_primitive(root)) return root;
   Fuse F = {.m = ctx->m, .n = ctx->m->nexprs};
   size_t n = F.n ? F.n : 1;
   F.region = rly_xmalloc(n * sizeof(int));
