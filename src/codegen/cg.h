@@ -74,6 +74,8 @@ typedef struct Cg {
   StrBuf kdecls, protos, consts, kernels, checkers, code, info;
   Vec(const ConstData *) constdata;
   Vec(char *) kernel_texts; /* kernel i as made with the placeholder name (for dedupe) */
+  int *kernel_slots;        /* open addressing over kernel_texts by hash: 1 + index, 0 empty */
+  size_t kernel_nslots;     /* a power of two, at least twice the kernels */
   Vec(const char *) checker_keys; /* type text of each checker */
   Vec(const Type *) checker_types;
   int nchecked;       /* checkers whose bodies are out */

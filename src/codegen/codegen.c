@@ -129,6 +129,7 @@ static void cg_free(Cg *cg) {
   VEC_FREE(&cg->groups);
   for (int i = 0; i < cg->kernel_texts.len; i++) free(cg->kernel_texts.data[i]);
   VEC_FREE(&cg->kernel_texts);
+  free(cg->kernel_slots);
   for (int i = 0; i < cg->checker_keys.len; i++) free((char *)cg->checker_keys.data[i]);
   VEC_FREE(&cg->checker_keys);
   VEC_FREE(&cg->checker_types);
