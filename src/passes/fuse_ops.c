@@ -16,9 +16,9 @@
 ** already marked Primitive are left alone, insides included.
 **
 ** Graph nodes of a region: operator calls (pattern: the op's column of
-** ops.def; kOpaque when a type involved is not fully static, when the
-** call is on 0-d tensors only (code generation unboxes those), or the op is
-** opaque), tuples of tensors (kTuple) and projections of tuples of tensors
+** ops.def; kOpaque when a type involved is not fully static or the op is
+** opaque; a call on 0-d tensors only is not a node: see scalar_call),
+** tuples of tensors (kTuple) and projections of tuples of tensors
 ** (kInjective). Everything else (variables, constants, globals, calls of
 ** functions, let, if, match, refs, function literals) is a boundary. An
 ** edge producer -> consumer takes the consumer's pattern, except a
@@ -183,9 +183,11 @@ static void operands(const Expr *e, ExprVec *out) {
 
 static bool is_scalar(const Type *t) { return t && t->kind == TYPE_TENSOR && t->u.tensor.ndim == 0; }
 
-/* A call whose result and operands are all 0-d tensors stays alone: code
-** generation computes such a call on C scalars (unboxed, no kernel call)
-** when it is one operator on its operands, which a fused chain is not. */
+/* A call whose result and operands are all 0-d tensors is not a graph
+** node: it stays a plain call, which WrapPrimitives makes one operator on
+** its parameters, and code generation computes on C scalars (unboxed, no
+** kernel call). A group, even of one call, keeps 0-d constants inside and
+** is not that form. */
 static bool scalar_call(const Expr *e) {
   if (!is_scalar(e->type)) return false;
   for (int i = 0; i < e->u.call.nargs; i++)
@@ -198,11 +200,11 @@ static bool graph(const Fuse *F, const Expr *e) { return e->id < F->n && F->lidx
 /* Is e a node of the fusion graph? Its pattern in *pattern. */
 static bool graph_node(const Expr *e, int *pattern) {
   if (is_op_call(e)) {
-    if (is_stop_fusion(e)) return false;
+    if (is_stop_fusion(e) || scalar_call(e)) return false;
     int p = e->u.call.callee->u.op.op->pattern;
     bool fixed = static_type(e->type, true);
     for (int i = 0; fixed && i < e->u.call.nargs; i++) fixed = static_type(e->u.call.args[i]->type, true);
-    *pattern = fixed && !scalar_call(e) ? p : OPP_OPAQUE;
+    *pattern = fixed ? p : OPP_OPAQUE;
     return true;
   }
   if (e->kind == EXPR_TUPLE && e->type && e->type->kind == TYPE_TUPLE && static_type(e->type, true)) {
