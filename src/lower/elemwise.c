@@ -91,7 +91,7 @@ bool ew_analyse(const Group *g, int anchor, Ewise *ew) {
       if (a >= 0 && a != anchor && !cnst) continue;
       int64_t shape[LOWER_MAX_NDIM];
       int ndim = ins[j]->u.tensor.ndim;
-      memcpy(shape, ins[j]->u.tensor.shape, sizeof shape[0] * (size_t)ndim);
+      if (ndim) memcpy(shape, ins[j]->u.tensor.shape, sizeof shape[0] * (size_t)ndim); /* 0-d: shape is NULL */
       if (bias && j == 1) { /* [C] along axis of the data's rank r: [C, 1, ..., 1] of rank r - axis */
         int r = ins[0]->u.tensor.ndim;
         int64_t axis = lower_attr_int(n->call->u.call.attrs, "axis", 1);
