@@ -155,22 +155,6 @@ static bool inline_const(const Expr *e) {
          dtype_is_bool(t);
 }
 
-/* The children of e evaluated in e's own scope. */
-static void flow_kids(const Expr *e, ExprVec *out) {
-  switch (e->kind) {
-  case EXPR_TUPLE:
-  case EXPR_GET_ITEM:
-  case EXPR_CALL:
-  case EXPR_LET:
-  case EXPR_REF_NEW:
-  case EXPR_REF_READ:
-  case EXPR_REF_WRITE: pass_kids(e, out); break;
-  case EXPR_IF: VEC_PUSH(out, e->u.if_.cond); break;
-  case EXPR_MATCH: VEC_PUSH(out, e->u.match.scrut); break;
-  default: break;
-  }
-}
-
 /* The operands a graph node reads (no callee). */
 static void operands(const Expr *e, ExprVec *out) {
   if (e->kind == EXPR_CALL)
@@ -256,7 +240,7 @@ static void discover(Fuse *F, Expr *s, ExprVec *scopes) {
     Frame self = {e, true};
     VEC_PUSH(&stack, self);
     F->kids.len = 0;
-    flow_kids(e, &F->kids);
+    ir_kids(e, 0, &F->kids); /* the children in e's own scope */
     for (int i = F->kids.len; i-- > 0;) {
       Expr *k = F->kids.data[i];
       if (F->region[k->id] >= 0) continue;

@@ -21,8 +21,6 @@
 
 static bool is_primitive_key(const Symbol *key) { return key && strcmp(key->text, "Primitive") == 0; }
 
-static bool is_primitive(const Expr *e) { return e->kind == EXPR_FUNC && ir_is_primitive(e); }
-
 /* a without its Primitive keys; NULL when nothing is left. */
 static Attrs *without_primitive(Module *m, const Attrs *a) {
   Attrs *b = ARENA_NEW(m->arena, Attrs);
@@ -41,7 +39,7 @@ Expr *pass_unfuse(PassCtx *ctx, Expr *root) {
   ExprVec order = {0};
   pass_postorder(root, &order);
   bool any = false;
-  for (int i = 0; i < order.len && !any; i++) any = is_primitive(order.data[i]);
+  for (int i = 0; i < order.len && !any; i++) any = ir_is_primitive(order.data[i]);
   Expr *result = root;
   if (any) {
     Expr **to = rly_xcalloc(m->nexprs ? m->nexprs : 1, sizeof(Expr *));
@@ -59,7 +57,7 @@ Expr *pass_unfuse(PassCtx *ctx, Expr *root) {
         RLY_ASSERT(r != NULL);
         VEC_PUSH(&nk, r);
       }
-      bool prim = is_primitive(e);
+      bool prim = ir_is_primitive(e);
       Expr *r = pass_rebuild(m, e, nk.data, prim);
       if (prim) r->u.func.attrs = without_primitive(m, e->u.func.attrs); /* r is new: still being built */
       to[e->id] = r;
