@@ -76,6 +76,16 @@ void rlyrt_set_allocator(const rlyrt_allocator *a);
 void *rlyrt_alloc(size_t size, size_t align);
 void rlyrt_free(void *p);
 
+/* A workspace of size bytes (64-aligned) on this thread's stack of frames;
+** NULL with RLYRT_E_NOMEM set. Frames are popped in the reverse order of
+** their pushes (rlyrt_frame_pop(p) frees p and every frame pushed after
+** it). While the stack is in use, once it has grown to a program's depth,
+** pushes allocate nothing: generated code keeps the non-escaping
+** intermediates of a recursive function or a loop there. Popping the last
+** frame gives every chunk back to the allocator. */
+void *rlyrt_frame_push(size_t size);
+void rlyrt_frame_pop(void *p);
+
 /* {==== Objects ====} */
 
 typedef enum rlyrt_kind {
@@ -132,6 +142,20 @@ static inline void rlyrt_release_inline(rlyrt_object *o) {
     if (rc > 1) o->refcount = rc - 1;
     else rlyrt_release(o);
   }
+}
+
+/* obj.flags of a 0-d tensor that lives on a caller's stack for one call
+** (refcount RLYRT_REFCOUNT_STATIC): generated code passes unboxed scalars
+** to calls this way. Code that keeps an argument beyond the call keeps
+** rlyrt_keep(arg), which copies such a tensor. */
+#define RLYRT_TENSOR_ON_STACK 0x100
+
+/* o retained, or for a tensor on a caller's stack a copy (NULL with
+** RLYRT_E_NOMEM set when that fails). NULL is NULL. */
+rlyrt_object *rlyrt_keep(rlyrt_object *o);
+static inline rlyrt_object *rlyrt_keep_inline(rlyrt_object *o) {
+  if (o && (o->flags & RLYRT_TENSOR_ON_STACK) && o->kind == RLYRT_TENSOR) return rlyrt_keep(o);
+  return rlyrt_retain_inline(o);
 }
 
 typedef struct rlyrt_tensor {
@@ -315,7 +339,9 @@ rlyrt_object *rlyrt_ref_get(const rlyrt_object *r);
 ** environment holds the captured values), NULL for a global function. It
 ** assumes its arguments have the static types of its parameters: calls
 ** from outside go through rlyrt_module_call or rlyrt_closure_call, which
-** check them first. */
+** check them first. A 0-d argument may be a box on the caller's stack
+** (RLYRT_TENSOR_ON_STACK): a function that keeps an argument beyond the
+** call keeps rlyrt_keep(arg). */
 typedef rlyrt_status (*rlyrt_fn)(const rlyrt_closure *self, rlyrt_object *const *args, rlyrt_object **out);
 /* Checks nargs argument values against the parameter types: RLYRT_OK, or
 ** RLYRT_E_ARG with a message naming the argument and what was expected. */

@@ -19,6 +19,12 @@ static void *new_object(size_t size, rlyrt_kind kind) {
 
 rlyrt_object *rlyrt_retain(rlyrt_object *o) { return rlyrt_retain_inline(o); }
 
+rlyrt_object *rlyrt_keep(rlyrt_object *o) {
+  if (!o || !(o->flags & RLYRT_TENSOR_ON_STACK) || o->kind != RLYRT_TENSOR) return rlyrt_retain_inline(o);
+  rlyrt_tensor *t = rlyrt_tensor_copy_dl(&RLYRT_AS_TENSOR(o)->dl);
+  return t ? &t->obj : NULL;
+}
+
 int32_t rlyrt_refcount(const rlyrt_object *o) {
   int32_t rc = __atomic_load_n(&o->refcount, __ATOMIC_RELAXED);
   return rc >= 0 || rc == RLYRT_REFCOUNT_STATIC ? rc : -rc;

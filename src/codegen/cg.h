@@ -19,7 +19,7 @@
 ** The files, in the order codegen_module uses them:
 **   lift.c       lambda lifting as an analysis: C functions, free variables
 **   tailcalls.c  groups of globals that tail-call each other (SCCs)
-**   plan.c       the static memory plan of straight-line globals
+**   plan.c       the static memory plan: workspaces and frames
 **   function.c   one C function per group; code descriptors; constructors as values
 **   expr.c       let chains and values (calls, tuples, closures, refs, if)
 **   match.c      match: a switch over the tag, clauses as conditions
@@ -53,6 +53,8 @@ typedef struct CFunc {
   EVec locals;        /* parameters and every binder of the body outside nested functions */
   bool closure_used;  /* globals: used as a value (its static closure is needed) */
   int64_t plan_size;  /* bytes of its workspace (0: no static memory plan) */
+  int64_t frame_size; /* bytes of its frame on the thread's frame stack (0: none; plan.c) */
+  int nstate;         /* parameters kept in state slots of the frame (loop state) */
   char cname[96];     /* C name of its rlyrt_fn */
   char where[256];    /* "fn at FILE:L:C" or "@name" */
 } CFunc;
@@ -133,9 +135,12 @@ void cg_make_groups(Cg *cg);
 
 /* {==== plan.c ====} */
 
-/* Lays out the workspace of F when it is a straight-line global alone in
-** its group: F->plan_size and cg->plan_off of its intermediates. */
+/* Lays out the workspace of F when it is alone in its C function: for a
+** straight-line global F->plan_size, else F->frame_size; cg->plan_off of
+** its planned intermediates (and of its state parameters). */
 void cg_plan_function(Cg *cg, CFunc *F);
+/* Is v a parameter of the current function kept in a frame state slot? */
+bool cg_state_param(const Cg *cg, const Expr *v);
 
 /* {==== function.c ====} */
 

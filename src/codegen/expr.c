@@ -61,29 +61,20 @@ void cg_atom(Cg *cg, StrBuf *out, Expr *e) {
   }
 }
 
-/* "rlyrt_object *aN[] = {...};" for the arguments; returns N or -1 for none. */
-static int args_array(Cg *cg, StrBuf *o, int ind, Expr **args, int n) {
-  if (n == 0) return -1;
-  int k = cg->tmp++;
-  cg_indent(o, ind);
-  sb_printf(o, "rlyrt_object *a%d[] = {", k);
-  for (int i = 0; i < n; i++) {
-    sb_puts(o, i ? ", " : "");
-    cg_atom(cg, o, args[i]);
-  }
-  sb_puts(o, "};\n");
-  return k;
-}
-
-/* Can argument i of a direct call of D, the atom a, go in a box on the
-** caller's stack? D's parameter must be a scalar (it keeps only the value)
-** and a an unboxed local. */
+/* Can argument i of a direct call of D (NULL: of a kernel or a closure
+** value), the atom a, go in a box on the caller's stack? a must be an
+** unboxed local, and D's parameter a scalar (it keeps only the value). A
+** kernel borrows its operands and never keeps them; code that keeps an
+** argument keeps rlyrt_keep(arg), which copies a box on a stack (the flag
+** RLYRT_TENSOR_ON_STACK). */
 static bool stack_boxable(const Cg *cg, const CFunc *D, int i, const Expr *a) {
+  if (!D) return cg_unboxed(cg, a);
   return i < D->fn->u.func.nparams && cg_scalar_ctype(D->fn->u.func.params[i]->type) && cg_unboxed(cg, a);
 }
 
-/* args_array for a direct call of D: unboxed scalars without their tensor
-** go in stack boxes. */
+/* "rlyrt_object *aN[] = {...};" for the arguments of a call (of D, or
+** NULL: of a kernel or a closure value), unboxed scalars without their
+** tensor in boxes on the stack; returns N or -1 for none. */
 static int args_array_direct(Cg *cg, StrBuf *o, int ind, Expr **args, int n, const CFunc *D) {
   if (n == 0) return -1;
   int k = cg->tmp++;
@@ -91,7 +82,8 @@ static int args_array_direct(Cg *cg, StrBuf *o, int ind, Expr **args, int n, con
     if (!stack_boxable(cg, D, i, args[i])) continue;
     DType dt = args[i]->type->u.tensor.dtype;
     cg_indent(o, ind);
-    sb_printf(o, "rlyrt_tensor b%d_%d = {{RLYRT_REFCOUNT_STATIC, RLYRT_TENSOR, 0}, {&s%u, {kDLCPU, 0}, 0, {%u, %u, 1}, "
+    sb_printf(o, "rlyrt_tensor b%d_%d = {{RLYRT_REFCOUNT_STATIC, RLYRT_TENSOR, RLYRT_TENSOR_ON_STACK}, {&s%u, {kDLCPU, 0}, "
+                 "0, {%u, %u, 1}, "
                  "NULL, NULL, 0}};\n", k, i, args[i]->id, dt.code, dt.bits);
   }
   cg_indent(o, ind);
@@ -139,6 +131,15 @@ static void emit_jump(Cg *cg, StrBuf *o, int ind, CFunc *T, Expr **args, int n) 
   for (int i = 0; i < n; i++) {
     Expr *p = T->fn->u.func.params[i];
     cg_indent(o, ind + 1);
+    if (T == cg->cur && cg_state_param(cg, p) && args[i] != p) {
+      /* Loop state: the new value is copied into the parameter's slot. */
+      sb_printf(o, "memcpy(w%u.dl.data, RLYRT_AS_TENSOR(", p->id);
+      cg_atom(cg, o, args[i]);
+      sb_printf(o, ")->dl.data, rlyrt_tensor_nbytes(&w%u));\n", p->id);
+      cg_indent(o, ind + 1);
+      sb_printf(o, "rlyrt_object *n%d = &w%u.obj;\n", i, p->id);
+      continue;
+    }
     sb_printf(o, "rlyrt_object *n%d = RC_retain(", i);
     cg_atom(cg, o, args[i]);
     sb_puts(o, ");\n");
@@ -230,15 +231,17 @@ static void emit_value(Cg *cg, StrBuf *o, int ind, Expr *v, const char *dest, bo
     CFunc *D = NULL;
     if (callee->kind == EXPR_GLOBAL && callee->u.global.def) D = cg_func_of(cg, callee->u.global.def->func);
     else if (callee->kind == EXPR_VAR && callee == cg->cur->self_var) D = cg->cur;
+    bool kernel = callee->kind == EXPR_FUNC && ir_is_primitive(callee);
+    bool stack = callee->kind != EXPR_CTOR; /* constructor fields are kept: boxed */
     cg_need_boxed(cg, o, ind, callee);
     for (int i = 0; i < n; i++)
-      if (!(D && stack_boxable(cg, D, i, v->u.call.args[i]))) cg_need_boxed(cg, o, ind, v->u.call.args[i]);
-    if (callee->kind == EXPR_FUNC && ir_is_primitive(callee)) {
+      if (!(stack && stack_boxable(cg, D, i, v->u.call.args[i]))) cg_need_boxed(cg, o, ind, v->u.call.args[i]);
+    if (kernel) {
       char kname[32];
       cg_kernel_for(cg, callee, kname, sizeof kname);
       cg_indent(o, ind);
       sb_puts(o, "{\n");
-      int a = args_array(cg, o, ind + 1, v->u.call.args, n);
+      int a = args_array_direct(cg, o, ind + 1, v->u.call.args, n, NULL);
       cg_indent(o, ind + 1);
       sb_printf(o, "st = %s(", kname);
       args_name(o, a);
@@ -286,7 +289,7 @@ static void emit_value(Cg *cg, StrBuf *o, int ind, Expr *v, const char *dest, bo
     }
     cg_indent(o, ind);
     sb_puts(o, "{\n");
-    int a = D ? args_array_direct(cg, o, ind + 1, v->u.call.args, n, D) : args_array(cg, o, ind + 1, v->u.call.args, n);
+    int a = args_array_direct(cg, o, ind + 1, v->u.call.args, n, D);
     cg_indent(o, ind + 1);
     if (callee->kind == EXPR_GLOBAL && callee->u.global.def && cg_func_of(cg, callee->u.global.def->func)) {
       sb_printf(o, "st = %s(NULL, ", cg_func_of(cg, callee->u.global.def->func)->cname);
@@ -420,6 +423,55 @@ static void emit_value(Cg *cg, StrBuf *o, int ind, Expr *v, const char *dest, bo
   }
 }
 
+/* Loop state (plan.c): a parameter kept in a slot of the frame is copied
+** out to the heap before a use that may keep it (anything but a kernel's
+** operand, or the same parameter of a jump), as the slot is overwritten by
+** the next step and freed on return. */
+static void unframe(Cg *cg, StrBuf *o, int ind, const Expr *p) {
+  int k = cg->tmp++;
+  cg_indent(o, ind);
+  sb_printf(o, "if (v%u == &w%u.obj) {\n", p->id, p->id);
+  cg_indent(o, ind + 1);
+  sb_printf(o, "rlyrt_tensor *u%d = rlyrt_tensor_copy_dl(&w%u.dl);\n", k, p->id);
+  cg_indent(o, ind + 1);
+  sb_printf(o, "if (!u%d) { st = RLYRT_E_NOMEM; goto fail; }\n", k);
+  cg_indent(o, ind + 1);
+  sb_printf(o, "v%u = &u%d->obj;\n", p->id, k);
+  cg_indent(o, ind);
+  sb_puts(o, "}\n");
+  cg->used_fail = true;
+}
+
+static void unframe_uses(Cg *cg, StrBuf *o, int ind, Expr *v, bool tail) {
+  if (!cg->cur->nstate) return;
+  switch (v->kind) {
+  case EXPR_IF:
+  case EXPR_MATCH:
+  case EXPR_LET: return; /* their blocks see to their own statements */
+  case EXPR_VAR:
+    if (cg_state_param(cg, v)) unframe(cg, o, ind, v);
+    return;
+  case EXPR_CALL: {
+    if (v->u.call.callee->kind == EXPR_FUNC && ir_is_primitive(v->u.call.callee)) return;
+    CFunc *T = tail ? jump_target(cg, v) : NULL;
+    if (T == cg->cur) {
+      for (int i = 0; i < v->u.call.nargs; i++) {
+        Expr *a = v->u.call.args[i];
+        if (cg_state_param(cg, a) && a != T->fn->u.func.params[i]) unframe(cg, o, ind, a);
+      }
+      return;
+    }
+    break;
+  }
+  default: break;
+  }
+  EVec vars = {0};
+  ir_free_vars(v, IR_KIDS_OPAQUE_PRIMITIVE, &vars);
+  for (int k = 0; k < vars.len; k++)
+    if (cg_state_param(cg, vars.data[k])) unframe(cg, o, ind, vars.data[k]);
+  VEC_FREE(&vars);
+}
+
 static int cmp_i64(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
   return x < y ? -1 : x > y;
@@ -482,10 +534,11 @@ void cg_emit_block(Cg *cg, StrBuf *o, int ind, Expr *body, const char *dest, boo
     Expr *var = chain.data[i]->u.let.var;
     char vname[32];
     snprintf(vname, sizeof vname, "v%u", var->id);
-    if (cg->cur->plan_size && cg->plan_off[var->id] >= 0) { /* the kernel writes into the workspace */
+    if ((cg->cur->plan_size || cg->cur->frame_size) && cg->plan_off[var->id] >= 0) { /* the kernel writes into the workspace */
       cg_indent(o, ind);
       sb_printf(o, "v%u = &w%u.obj;\n", var->id, var->id);
     }
+    unframe_uses(cg, o, ind, chain.data[i]->u.let.value, false);
     if (!cg_emit_scalar_let(cg, o, ind, var, chain.data[i]->u.let.value))
       emit_value(cg, o, ind, chain.data[i]->u.let.value, vname, false);
     for (; r < rel.len && (rel.data[r] >> 32) == i; r++) {
@@ -504,8 +557,10 @@ void cg_emit_block(Cg *cg, StrBuf *o, int ind, Expr *body, const char *dest, boo
       sb_printf(o, "%s = RC_retain(v%u);\n", dest, var->id);
       return;
     }
+    unframe_uses(cg, o, ind, end->u.let.value, tail);
     emit_value(cg, o, ind, end->u.let.value, dest, tail);
     return;
   }
+  unframe_uses(cg, o, ind, end, false);
   emit_value(cg, o, ind, end, dest, false);
 }

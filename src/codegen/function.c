@@ -6,12 +6,34 @@
 ** other (tailcalls.c) is one C function with a `which` switch at the entry
 ** and a label per member; each member gets a small wrapper. A global with
 ** a static memory plan (plan.c) is NAME_ws, taking the workspace, and
-** NAME allocates it. Also here: the code descriptors (rlyrt_code) of every
+** NAME allocates it; a function with a frame pushes it on entry and pops
+** it on return. Also here: the code descriptors (rlyrt_code) of every
 ** function, and the code and closure of constructors used as values. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "codegen/cg.h"
+
+/* May parameter p receive a 0-d tensor that it keeps (it does not live
+** unboxed)? Then it keeps it with rlyrt_keep: the argument may be a box on
+** the caller's stack. */
+static bool keeps_scalar(const Cg *cg, const Expr *p) {
+  const Type *t = p->type;
+  if (cg->uvar[p->id] || !t) return false;
+  return t->kind == TYPE_VAR || t->kind == TYPE_INCOMPLETE || (t->kind == TYPE_TENSOR && t->u.tensor.ndim == 0);
+}
+
+/* Parameter p (argument i) on entry: its value, or its reference. */
+static void emit_param_entry(Cg *cg, StrBuf *o, int ind, const Expr *p, int i) {
+  cg_indent(o, ind);
+  if (cg->uvar[p->id])
+    sb_printf(o, "s%u = *(const %s *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", p->id, cg_scalar_ctype(p->type), i);
+  else if (keeps_scalar(cg, p))
+    sb_printf(o, "if (!(v%u = rlyrt_keep_inline(args[%d]))) {\n%*s  st = RLYRT_E_NOMEM;\n%*s  goto fail;\n%*s}\n", p->id, i,
+              2 * ind, "", 2 * ind, "", 2 * ind, "");
+  else
+    sb_printf(o, "v%u = RC_retain(args[%d]);\n", p->id, i);
+}
 
 void cg_emit_group(Cg *cg, Group *G) {
   bool multi = G->members.len > 1;
@@ -40,9 +62,12 @@ void cg_emit_group(Cg *cg, Group *G) {
     }
     cg_emit_block(cg, &body, 1, F->fn->u.func.body, "ret", true);
     sb_puts(&body, "  goto done;\n");
+    for (int i = 0; i < F->fn->u.func.nparams; i++)
+      if (keeps_scalar(cg, F->fn->u.func.params[i])) cg->used_fail = true;
   }
   StrBuf *o = &cg->code;
   bool planned = !multi && F0->plan_size > 0;
+  bool framed = !multi && F0->frame_size > 0;
   if (multi)
     sb_printf(o, "static rlyrt_status %s(int which, rlyrt_object *const *args, rlyrt_object **out) {\n", G->cname);
   else if (planned)
@@ -67,7 +92,11 @@ void cg_emit_group(Cg *cg, Group *G) {
   for (int i = 0; i < cg->uvars.len; i++)
     sb_printf(o, "  %s s%u = 0;\n  (void)s%u;\n", cg_scalar_ctype(cg->uvars.data[i]->type), cg->uvars.data[i]->id,
               cg->uvars.data[i]->id);
-  if (planned) /* the workspace's tensors: static refcount, data at their planned offsets */
+  if (framed) {
+    sb_printf(o, "  void *ws = rlyrt_frame_push(%lld);\n", (long long)F0->frame_size);
+    sb_puts(o, "  if (!ws) {\n    *out = NULL;\n    return RLYRT_E_NOMEM;\n  }\n");
+  }
+  if (planned || framed) /* the workspace's tensors: static refcount, data at their planned offsets */
     for (int i = 0; i < F0->locals.len; i++) {
       const Expr *var = F0->locals.data[i];
       int64_t off = cg->plan_off[var->id];
@@ -90,26 +119,14 @@ void cg_emit_group(Cg *cg, Group *G) {
     for (int m = 0; m < G->members.len; m++) {
       CFunc *F = G->members.data[m];
       sb_printf(o, "  case %d:\n", m);
-      for (int i = 0; i < F->fn->u.func.nparams; i++) {
-        const Expr *p = F->fn->u.func.params[i];
-        if (cg->uvar[p->id])
-          sb_printf(o, "    s%u = *(const %s *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", p->id, cg_scalar_ctype(p->type), i);
-        else
-          sb_printf(o, "    v%u = RC_retain(args[%d]);\n", p->id, i);
-      }
+      for (int i = 0; i < F->fn->u.func.nparams; i++) emit_param_entry(cg, o, 2, F->fn->u.func.params[i], i);
       sb_printf(o, "    goto L%d;\n", m);
     }
     sb_puts(o, "  default:\n    *out = NULL;\n    return rlyrt_error(RLYRT_E_INTERNAL, \"bad entry\");\n  }\n");
   } else {
     /* A scalar parameter keeps only its value, never the argument object:
     ** callers may pass a box on their stack (direct calls). */
-    for (int i = 0; i < F0->fn->u.func.nparams; i++) {
-      const Expr *p = F0->fn->u.func.params[i];
-      if (cg->uvar[p->id])
-        sb_printf(o, "  s%u = *(const %s *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", p->id, cg_scalar_ctype(p->type), i);
-      else
-        sb_printf(o, "  v%u = RC_retain(args[%d]);\n", p->id, i);
-    }
+    for (int i = 0; i < F0->fn->u.func.nparams; i++) emit_param_entry(cg, o, 1, F0->fn->u.func.params[i], i);
     if (!cg->used_label[0]) {
       /* No jump back: drop the label. */
       const char *lab = "L0:;\n";
@@ -124,10 +141,12 @@ void cg_emit_group(Cg *cg, Group *G) {
   sb_free(&body);
   sb_puts(o, "done:\n");
   cg_release_all(cg, o, 1);
+  if (framed) sb_puts(o, "  rlyrt_frame_pop(ws);\n");
   sb_puts(o, "  *out = ret;\n  return RLYRT_OK;\n");
   if (cg->used_fail) {
     sb_puts(o, "fail:\n");
     cg_release_all(cg, o, 1);
+    if (framed) sb_puts(o, "  rlyrt_frame_pop(ws);\n");
     sb_puts(o, "  rlyrt_release(ret);\n  *out = NULL;\n  return st;\n");
   }
   sb_puts(o, "}\n\n");
@@ -188,7 +207,10 @@ void cg_emit_ctor_values(Cg *cg) {
                          "  (void)self;\n  (void)args;\n  rlyrt_adt *d = rlyrt_adt_new(%d, ", base, ct->tag);
     lower_cstring(&cg->code, ct->name->text, ct->name->len);
     sb_printf(&cg->code, ", %d);\n  if (!d) { *out = NULL; return RLYRT_E_NOMEM; }\n", ct->nfields);
-    for (int i = 0; i < ct->nfields; i++) sb_printf(&cg->code, "  d->fields[%d] = RC_retain(args[%d]);\n", i, i);
+    /* A field is kept: a scalar argument on the caller's stack is copied. */
+    for (int i = 0; i < ct->nfields; i++)
+      sb_printf(&cg->code, "  if (!(d->fields[%d] = rlyrt_keep_inline(args[%d]))) {\n"
+                           "    rlyrt_release(&d->obj);\n    *out = NULL;\n    return RLYRT_E_NOMEM;\n  }\n", i, i);
     sb_puts(&cg->code, "  *out = &d->obj;\n  return RLYRT_OK;\n}\n");
     sb_printf(&cg->code, "static const rlyrt_code %s_code = {%s, NULL, %d, ", base, base, ct->nfields);
     lower_cstring(&cg->code, ct->name->text, ct->name->len);
