@@ -26,6 +26,10 @@ extern "C" {
 
 typedef struct rly_compiler rly_compiler;
 
+/* relayc's version; rly_version() returns it too. */
+#define RLY_VERSION "0.1.0"
+const char *rly_version(void);
+
 /* A new compiler with the default options (module name "model",
 ** optimisation level 2). NULL when memory runs out. */
 rly_compiler *rly_compiler_new(void);
@@ -49,6 +53,18 @@ int rly_set_opt_level(rly_compiler *c, int level);
 /* Fusion on (1, the default from level 1) or off (0): off, every operator
 ** call is its own kernel, as at level 0. */
 void rly_set_fuse(rly_compiler *c, int on);
+/* Profiling on (1) or off (0, the default): on, every kernel is timed into
+** a record (relayc/runtime.h: rlyrt_kernel_record) that the module's
+** build description (NAME_module_build()) lists; off, the C has no timing
+** code at all. */
+void rly_set_profile(rly_compiler *c, int on);
+/* What the C will be built for, as the C compiler will be told (the
+** header says it; NULL or "": the default, baseline x86-64 with run-time
+** ISA dispatch in the kernels). "native" (-march=native) also makes the
+** module record the ISA extensions it is compiled for and check them when
+** it is loaded; isa (NULL: unknown) lists them for the header. Anything
+** else is a target triple. */
+void rly_set_target(rly_compiler *c, const char *target, const char *isa);
 
 /* {==== Input ====} */
 
@@ -75,6 +91,11 @@ int rly_compile(rly_compiler *c);
 ** otherwise); *len (when len is not NULL) receives the length. */
 const char *rly_c_text(const rly_compiler *c, size_t *len);
 const char *rly_h_text(const rly_compiler *c, size_t *len);
+
+/* What the last successful rly_compile built, one fact a line: relayc's
+** version, the target, the levels (fusion, profiling), the number of
+** kernels by schedule ("" after a failure). NAME.h begins with it. */
+const char *rly_build_summary(const rly_compiler *c);
 
 /* The diagnostics of the last rly_compile as the command line prints them
 ** (errors, warnings and notes with their source excerpts; "" for none). */

@@ -451,6 +451,55 @@ rlyrt_status rlyrt_closure_failed(const rlyrt_object *c, rlyrt_status s);
 /* The allocator in use (to share it with a loaded module). */
 const rlyrt_allocator *rlyrt_get_allocator(void);
 
+/* {==== What a module was built for: profiling and CPU checks ====}
+** A module built with `relayc build --profile` or `--target native` also
+** carries an rlyrt_module_build (NAME_module_build() in its header;
+** rlyrt_module_build_entry() in a shared library); ordinary modules do
+** not (their kernels pick their ISA at run time and carry no timing code). */
+
+/* One kernel of a module built with --profile. calls and ns grow with
+** every call of the kernel (relaxed atomics: any number of threads). */
+typedef struct rlyrt_kernel_record {
+  const char *name;      /* "K3" */
+  const char *ops;       /* the operators it runs: "nn.dense, add, nn.bias_add" */
+  const char *shape;     /* its result: "(1, 64) float32", a tuple as "(1, 8) float32 x 4" */
+  const char *schedule;  /* "GEMV float32", "elementwise chain", "reference", ... */
+  uint64_t calls;
+  uint64_t ns;           /* nanoseconds, CLOCK_MONOTONIC */
+} rlyrt_kernel_record;
+
+typedef struct rlyrt_module_build {
+  uint32_t size;                 /* sizeof(rlyrt_module_build) when built: fields are only added at the end */
+  const char *relayc_version;    /* "0.1.0" */
+  const char *target;            /* "native", a triple, or "" for the default (run-time dispatch) */
+  const char *isa;               /* ISA extensions the code needs, space-separated ("" none) */
+  const char *summary;           /* what was built, as NAME.h's first comment says it */
+  int32_t profile;               /* 1: kernels are timed */
+  int32_t nkernels;
+  rlyrt_kernel_record *const *kernels; /* profile: nkernels records, else NULL */
+} rlyrt_module_build;
+
+/* The build description of m: NULL for a module built without --profile
+** and --target native, or wrapped with rlyrt_module_wrap. */
+const rlyrt_module_build *rlyrt_module_get_build(const rlyrt_module *m);
+/* Sets every record's calls and ns of b to 0 (b NULL: nothing). */
+void rlyrt_profile_reset(const rlyrt_module_build *b);
+
+/* Checks that this CPU (and OS) supports every extension of isa ("avx2
+** fma avx512f", names as GCC's -m options spell them). RLYRT_OK, or
+** RLYRT_E_UNSUPPORTED with a message naming what (needed by what) is
+** missing. Compiled for baseline x86-64, so it runs on any x86-64 CPU.
+** The environment variable RLYRT_CPU_DISABLE (a space- or
+** comma-separated list) makes it treat those extensions as missing (for
+** tests). Unknown names are missing; on other architectures every name
+** is. */
+rlyrt_status rlyrt_cpu_check(const char *isa, const char *what);
+
+/* For generated code: a CLOCK_MONOTONIC time in nanoseconds, and adding
+** one call that started at t0 to r. */
+uint64_t rlyrt_profile_now(void);
+void rlyrt_profile_add(rlyrt_kernel_record *r, uint64_t t0);
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,6 +17,7 @@
 struct rlyrt_module {
   const rlyrt_module_info *info;
   void *handle; /* dlopen handle; NULL for a wrapped static module */
+  const rlyrt_module_build *build; /* rlyrt_module_build_entry() of a loaded library, or NULL */
 };
 
 /* {==== Values ====} */
@@ -205,6 +206,23 @@ rlyrt_status rlyrt_module_wrap(const rlyrt_module_info *info, rlyrt_module **out
   return RLYRT_OK;
 }
 
+/* The build description of the library h (NULL when it has none: built
+** without --profile and --target native), after checking that this CPU
+** has the extensions it was built for. This runs before any other code of
+** the library: code built with -march=native may fault (SIGILL) on a CPU
+** without them, so the check is this runtime's, built for baseline x86-64
+** (the library's entry for the description is built for it too). */
+static rlyrt_status load_build(void *h, const char *path, const rlyrt_module_build **out) {
+  union {
+    void *p;
+    const rlyrt_module_build *(*fn)(void);
+  } entry;
+  entry.p = dlsym(h, "rlyrt_module_build_entry");
+  *out = entry.p ? entry.fn() : NULL;
+  if (!*out) return RLYRT_OK;
+  return rlyrt_cpu_check((*out)->isa, path);
+}
+
 rlyrt_status rlyrt_module_load(const char *path, rlyrt_module **out) {
   if (!out) return rlyrt_error(RLYRT_E_ARG, "rlyrt_module_load: out is NULL");
   *out = NULL;
@@ -222,6 +240,11 @@ rlyrt_status rlyrt_module_load(const char *path, rlyrt_module **out) {
     const char *why = dlerror();
     return rlyrt_error(RLYRT_E_IO, "cannot load '%s': %s", path, why ? why : "unknown error");
   }
+  const rlyrt_module_build *build = NULL;
+  if (load_build(h, path, &build) != RLYRT_OK) {
+    dlclose(h);
+    return RLYRT_E_UNSUPPORTED;
+  }
   union {
     void *p;
     const rlyrt_module_info *(*fn)(void);
@@ -238,8 +261,11 @@ rlyrt_status rlyrt_module_load(const char *path, rlyrt_module **out) {
     return s;
   }
   (*out)->handle = h;
+  (*out)->build = build;
   return RLYRT_OK;
 }
+
+const rlyrt_module_build *rlyrt_module_get_build(const rlyrt_module *m) { return m ? m->build : NULL; }
 
 void rlyrt_module_free(rlyrt_module *m) {
   if (!m) return;

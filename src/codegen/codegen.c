@@ -153,10 +153,26 @@ static void cg_free(Cg *cg) {
   VEC_FREE(&cg->uvars);
 }
 
+bool codegen_target_native(const CodegenOptions *o) { return o->target && strcmp(o->target, "native") == 0; }
+
+static void descs_free(KernelDescs *k) {
+  for (int i = 0; i < k->len; i++) {
+    free(k->data[i].ops);
+    free(k->data[i].shape);
+    free(k->data[i].schedule);
+  }
+  VEC_FREE(k);
+}
+
 bool codegen_module(Module *m, const CodegenOptions *o, StrBuf *c, StrBuf *h, Diag *d) {
   Cg cg = {0};
+  /* A copy of the options holds this run's kernel descriptions (kernels.c
+  ** adds one per kernel; interface.c reads them). */
+  KernelDescs descs = {0};
+  CodegenOptions own = *o;
+  own.kernels = &descs;
   cg.m = m;
-  cg.o = o;
+  cg.o = &own;
   cg.d = d;
   cg.L = lowering_new();
   /* Analyses: C functions and free variables, tail-call groups, plans. */
@@ -194,6 +210,7 @@ bool codegen_module(Module *m, const CodegenOptions *o, StrBuf *c, StrBuf *h, Di
   if (ok) sb_putn(h, hdr.data ? hdr.data : "", hdr.len);
   sb_free(&hdr);
   cg_free(&cg);
+  descs_free(&descs);
   return ok;
 }
 

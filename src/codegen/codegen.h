@@ -31,10 +31,40 @@
 #include "base/strbuf.h"
 #include "ir/ir.h"
 
+/* What codegen_module learns about each kernel it emits (for the build
+** description and --profile): malloc'd strings. */
+typedef struct KernelDesc {
+  char *ops;       /* "nn.dense, add, nn.bias_add" */
+  char *shape;     /* "(1, 64)", "(1, 128) x4" */
+  char *schedule;  /* from the lowering's comment: "GEMV float32"; "reference" */
+} KernelDesc;
+
+typedef struct KernelDescs {
+  KernelDesc *data;
+  int len, cap;
+} KernelDescs;
+
 typedef struct CodegenOptions {
   const char *name;      /* a C identifier: prefix of the exported symbols, and the module's name */
   const SourceMap *sm;   /* names source positions in run-time errors (may be NULL) */
+  /* What the build is for (the header says it; zeroes: an unnamed
+  ** version, the default target, level 0, no fusion, no profiling). */
+  const char *version;   /* relayc's version */
+  const char *target;    /* NULL or "": the default (run-time ISA dispatch); "native"; a triple */
+  const char *isa;       /* native: the extensions the C compiler enables, space-separated (NULL: unknown) */
+  int opt_level;         /* the passes' level, 0..3 */
+  bool fuse;             /* FuseOps ran */
+  bool profile;          /* time every kernel (rlyrt_kernel_record) */
+  StrBuf *summary;       /* NULL, or receives the build description (lines of text) */
+  KernelDescs *kernels;  /* set by codegen_module for its own use: callers leave it NULL */
 } CodegenOptions;
+
+/* Appends to out the ISA extensions ("avx2 fma avx512f", GCC's -m names)
+** that the predefined macros in predefined (`cc -dM -E` output) enable. */
+void codegen_isa_names(const char *predefined, StrBuf *out);
+
+/* True for a --target that compiles with -march=native. */
+bool codegen_target_native(const CodegenOptions *o);
 
 /* True when name can be a module name (a C identifier, at most 64 bytes). */
 bool codegen_name_ok(const char *name);

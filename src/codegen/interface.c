@@ -9,7 +9,15 @@
 ** point NAME_FN(const DLTensor *x, ..., DLTensor *out, void *workspace):
 ** the inputs are wrapped without copying, the result is copied into the
 ** caller's buffers, the workspace (NAME_FN_WORKSPACE_SIZE bytes) holds the
-** static memory plan's tensors. */
+** static memory plan's tensors.
+**
+** What was built (relayc's version, target, levels, kernels by schedule)
+** heads the header and, for modules built with --profile or --target
+** native, is also an rlyrt_module_build (NAME_module_build(),
+** rlyrt_module_build_entry()) with the profile records and the ISA list;
+** native modules check the CPU in NAME_module(), rlyrt_module_entry() and
+** every typed entry point (docs/design.md, "What was built, profiling and
+** the CPU check"). Ordinary modules' C is unchanged by all this. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,14 +74,23 @@ static void emit_typed_entry(Cg *cg, StrBuf *h, CFunc *F, const char *entry) {
     for (int j = 0; j < i; j++)
       if (strcmp(names[i], names[j]) == 0) snprintf(names[i], 64, "arg%d", i);
   }
-  StrBuf sig = {0};
-  sb_printf(&sig, "rlyrt_status %s(", entry);
-  for (int i = 0; i < np; i++) sb_printf(&sig, "%sconst DLTensor *%s", i ? ", " : "", names[i]);
-  for (int i = 0; i < nouts; i++) {
-    sb_printf(&sig, "%sDLTensor *out", np || i ? ", " : "");
-    if (nouts > 1) sb_printf(&sig, "%d", i);
+  StrBuf sig = {0}, params = {0}, argv = {0};
+  for (int i = 0; i < np; i++) {
+    sb_printf(&params, "%sconst DLTensor *%s", i ? ", " : "", names[i]);
+    sb_printf(&argv, "%s, ", names[i]);
   }
-  sb_puts(&sig, ", void *workspace)");
+  for (int i = 0; i < nouts; i++) {
+    sb_printf(&params, "%sDLTensor *out", np || i ? ", " : "");
+    sb_puts(&argv, "out");
+    if (nouts > 1) {
+      sb_printf(&params, "%d", i);
+      sb_printf(&argv, "%d", i);
+    }
+    sb_puts(&argv, ", ");
+  }
+  sb_puts(&params, ", void *workspace");
+  sb_puts(&argv, "workspace");
+  sb_printf(&sig, "rlyrt_status %s(%s)", entry, sb_str(&params));
   char *ty = cg_type_string(ft);
   char macro[200];
   size_t ml = 0;
@@ -89,8 +106,19 @@ static void emit_typed_entry(Cg *cg, StrBuf *h, CFunc *F, const char *entry) {
             F->where, ty, macro, macro, (long long)F->plan_size, sb_str(&sig));
   free(ty);
   StrBuf *o = &cg->info;
+  if (codegen_target_native(cg->o)) {
+    /* The entry point checks the CPU (built for baseline x86-64), then
+    ** runs the code built for this one. */
+    sb_printf(o, "static rlyrt_status RC_%s_run(%s);\n", entry, sb_str(&params));
+    sb_printf(o, "RC_BASELINE %s {\n  if (!RC_cpu_ok()) return RLYRT_E_UNSUPPORTED;\n  return RC_%s_run(%s);\n}\n",
+              sb_str(&sig), entry, sb_str(&argv));
+    sb_clear(&sig);
+    sb_printf(&sig, "static rlyrt_status RC_%s_run(%s)", entry, sb_str(&params));
+  }
   sb_printf(o, "%s {\n  rlyrt_status rc_s;\n  rlyrt_object *rc_r = NULL;\n", sb_str(&sig));
   sb_free(&sig);
+  sb_free(&params);
+  sb_free(&argv);
   for (int i = 0; i < np; i++) {
     sb_printf(o, "  if (!%s) return rlyrt_error(RLYRT_E_ARG, \"%s: %s is NULL\");\n", names[i], entry, names[i]);
     sb_printf(o, "  rlyrt_tensor rc_w%d = {{RLYRT_REFCOUNT_STATIC, RLYRT_TENSOR, 0}, *%s};\n", i, names[i]);
@@ -134,6 +162,146 @@ static void emit_typed_entry(Cg *cg, StrBuf *h, CFunc *F, const char *entry) {
   }
   sb_puts(o, "  rlyrt_release(rc_r);\n  return RLYRT_OK;\n}\n\n");
   free(names);
+}
+
+/* {==== What was built ====} */
+
+/* The kernels by schedule: "10 (4 reference, 2 GEMV float32, ...)", most
+** frequent first, ties by name (deterministic). */
+static void put_kernel_counts(StrBuf *o, const KernelDescs *k) {
+  sb_printf(o, "%d", k->len);
+  bool *done = rly_xcalloc((size_t)(k->len ? k->len : 1), sizeof *done);
+  for (int round = 0; round < k->len; round++) {
+    int best = -1, best_n = 0;
+    for (int i = 0; i < k->len; i++) {
+      if (done[i]) continue;
+      int n = 0;
+      for (int j = i; j < k->len; j++) n += strcmp(k->data[j].schedule, k->data[i].schedule) == 0;
+      if (best < 0 || n > best_n || (n == best_n && strcmp(k->data[i].schedule, k->data[best].schedule) < 0)) {
+        best = i;
+        best_n = n;
+      }
+    }
+    if (best < 0) break;
+    for (int j = best; j < k->len; j++)
+      if (strcmp(k->data[j].schedule, k->data[best].schedule) == 0) done[j] = true;
+    sb_printf(o, "%s%d %s", round ? ", " : " (", best_n, k->data[best].schedule);
+  }
+  if (k->len) sb_putc(o, ')');
+  free(done);
+}
+
+/* The build description, one fact a line: relayc's version, the target,
+** the levels, the kernels by schedule. */
+static void build_summary(const Cg *cg, StrBuf *o) {
+  const CodegenOptions *op = cg->o;
+  sb_printf(o, "relayc %s\n", op->version && op->version[0] ? op->version : "(unknown version)");
+  if (codegen_target_native(op)) {
+    sb_puts(o, "target: native (-march=native): ");
+    if (op->isa && op->isa[0]) sb_printf(o, "%s", op->isa);
+    else sb_puts(o, "the extensions the C compiler enables");
+    sb_puts(o, "; checked when the module is loaded\n");
+  } else if (op->target && op->target[0]) {
+    sb_printf(o, "target: %s (--target=%s)\n", op->target, op->target);
+  } else {
+    sb_puts(o, "target: baseline x86-64; GEMV/GEMM kernels pick AVX-512, AVX2+FMA or portable code at run time\n");
+  }
+  sb_printf(o, "optimisation: -O%d, fusion %s, profiling %s\n", op->opt_level, op->fuse ? "on" : "off",
+            op->profile ? "on" : "off");
+  sb_puts(o, "kernels: ");
+  put_kernel_counts(o, op->kernels);
+  sb_putc(o, '\n');
+}
+
+/* The summary as the header's second comment. */
+static void put_summary_comment(StrBuf *h, const char *summary) {
+  sb_puts(h, "/* Built by");
+  for (const char *p = summary; *p;) {
+    size_t n = strcspn(p, "\n");
+    sb_puts(h, p == summary ? " " : "\n**   ");
+    sb_putn(h, p, n);
+    p += n;
+    if (*p) p++;
+  }
+  sb_puts(h, " */\n");
+}
+
+/* Predefined macros of the C compiler and the extensions they mean (GCC's
+** -m names, as rlyrt_cpu_check knows them). */
+static const char *const isa_macros[][2] = {
+    {"__SSE3__", "sse3"},         {"__SSSE3__", "ssse3"},       {"__SSE4_1__", "sse4.1"},
+    {"__SSE4_2__", "sse4.2"},     {"__POPCNT__", "popcnt"},     {"__MOVBE__", "movbe"},
+    {"__AES__", "aes"},           {"__PCLMUL__", "pclmul"},     {"__XSAVE__", "xsave"},
+    {"__RDRND__", "rdrnd"},       {"__AVX__", "avx"},           {"__F16C__", "f16c"},
+    {"__FMA__", "fma"},           {"__BMI__", "bmi"},           {"__BMI2__", "bmi2"},
+    {"__LZCNT__", "lzcnt"},       {"__AVX2__", "avx2"},         {"__ADX__", "adx"},
+    {"__RDSEED__", "rdseed"},     {"__SHA__", "sha"},           {"__GFNI__", "gfni"},
+    {"__VAES__", "vaes"},         {"__VPCLMULQDQ__", "vpclmulqdq"}, {"__AVXVNNI__", "avxvnni"},
+    {"__AVX512F__", "avx512f"},   {"__AVX512CD__", "avx512cd"}, {"__AVX512DQ__", "avx512dq"},
+    {"__AVX512BW__", "avx512bw"}, {"__AVX512VL__", "avx512vl"}, {"__AVX512IFMA__", "avx512ifma"},
+    {"__AVX512VBMI__", "avx512vbmi"},   {"__AVX512VBMI2__", "avx512vbmi2"},
+    {"__AVX512VNNI__", "avx512vnni"},   {"__AVX512BITALG__", "avx512bitalg"},
+    {"__AVX512VPOPCNTDQ__", "avx512vpopcntdq"}, {"__AVX512BF16__", "avx512bf16"},
+    {"__AVX512FP16__", "avx512fp16"},
+};
+
+void codegen_isa_names(const char *predefined, StrBuf *out) {
+  for (size_t i = 0; i < RLY_COUNTOF(isa_macros); i++) {
+    char line[64];
+    snprintf(line, sizeof line, "#define %s ", isa_macros[i][0]);
+    if (strstr(predefined, line)) sb_printf(out, "%s%s", out->len ? " " : "", isa_macros[i][1]);
+  }
+}
+
+/* Native code: the extensions it is compiled for (from the C compiler's
+** own macros, so they are what it really used) and the CPU check, built
+** for baseline x86-64 so that it runs, and fails cleanly, on any CPU. */
+static void emit_cpu_check(Cg *cg) {
+  StrBuf *o = &cg->info;
+  sb_puts(o, "#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))\n"
+             "#define RC_BASELINE __attribute__((target(\"arch=x86-64\")))\n#else\n#define RC_BASELINE\n#endif\n");
+  sb_puts(o, "/* The extensions this file is compiled for (--target native). */\nstatic const char RC_isa[] = \"\"\n");
+  for (size_t i = 0; i < RLY_COUNTOF(isa_macros); i++)
+    sb_printf(o, "#ifdef %s\n  \"%s \"\n#endif\n", isa_macros[i][0], isa_macros[i][1]);
+  sb_puts(o, "  ;\n/* 1 once this CPU is known to have them (the check is the runtime's). */\n"
+             "static int RC_cpu_known;\n"
+             "static RC_BASELINE int RC_cpu_ok(void) {\n"
+             "  if (__atomic_load_n(&RC_cpu_known, __ATOMIC_RELAXED)) return 1;\n"
+             "  if (rlyrt_cpu_check(RC_isa, \"the module ");
+  sb_puts(o, cg->o->name);
+  sb_puts(o, "\") != RLYRT_OK) return 0;\n"
+             "  __atomic_store_n(&RC_cpu_known, 1, __ATOMIC_RELAXED);\n  return 1;\n}\n");
+}
+
+/* The build description (rlyrt_module_build) of a native or profiled
+** module, its records, NAME_module_build() and rlyrt_module_build_entry(). */
+static void emit_build(Cg *cg, const char *summary) {
+  StrBuf *o = &cg->info;
+  bool native = codegen_target_native(cg->o);
+  const KernelDescs *k = cg->o->kernels;
+  if (native) emit_cpu_check(cg);
+  bool records = cg->o->profile && k->len > 0;
+  if (records) {
+    sb_puts(o, "static rlyrt_kernel_record *const RC_records[] = {");
+    for (int i = 0; i < k->len; i++) sb_printf(o, "%s&K%d_prof", i ? ", " : "", i);
+    sb_puts(o, "};\n");
+  }
+  const char *target = cg->o->target ? cg->o->target : "";
+  sb_puts(o, "static const rlyrt_module_build RC_build = {sizeof(rlyrt_module_build), ");
+  const char *version = cg->o->version ? cg->o->version : "";
+  lower_cstring(o, version, strlen(version));
+  sb_puts(o, ", ");
+  lower_cstring(o, target, strlen(target));
+  sb_printf(o, ", %s, ", native ? "RC_isa" : "\"\"");
+  lower_cstring(o, summary, strlen(summary));
+  sb_printf(o, ", %d, %d, %s};\n", cg->o->profile ? 1 : 0, k->len, records ? "RC_records" : "NULL");
+  const char *baseline = native ? "RC_BASELINE " : "";
+  sb_printf(o, "%sconst rlyrt_module_build *%s_module_build(void) { return &RC_build; }\n", baseline, cg->o->name);
+  sb_puts(o, "#ifdef RLYRT_SHARED_MODULE\n#if defined(__GNUC__) || defined(__clang__)\n"
+             "__attribute__((visibility(\"default\")))\n#endif\n"
+             "const rlyrt_module_build *rlyrt_module_build_entry(void);\n"
+             "#if defined(__GNUC__) || defined(__clang__)\n__attribute__((visibility(\"default\")))\n#endif\n");
+  sb_printf(o, "%sconst rlyrt_module_build *rlyrt_module_build_entry(void) { return &RC_build; }\n#endif\n", baseline);
 }
 
 void cg_emit_info(Cg *cg, StrBuf *h) {
@@ -194,22 +362,41 @@ void cg_emit_info(Cg *cg, StrBuf *h) {
   }
   if (nctors) sb_printf(o, "static const rlyrt_ctor_info RC_ctors[] = {\n%s};\n", sb_str(&table));
   sb_free(&table);
+  StrBuf summary = {0};
+  build_summary(cg, &summary);
+  bool native = codegen_target_native(cg->o), described = native || cg->o->profile;
+  if (described) emit_build(cg, sb_str(&summary));
   sb_puts(o, "static const rlyrt_module_info RC_module = {RLYRT_ABI_VERSION, ");
   lower_cstring(o, name, strlen(name));
   sb_printf(o, ", %d, %s, %d, %s, rlyrt_last_error, rlyrt_set_allocator};\n\n", n, n ? "RC_functions" : "NULL", nctors,
             nctors ? "RC_ctors" : "NULL");
-  sb_printf(o, "const rlyrt_module_info *%s_module(void) { return &RC_module; }\n\n", name);
+  /* Native code: the module is only handed out on a CPU that can run it. */
+  const char *module_ref = native ? "RC_cpu_ok() ? &RC_module : NULL" : "&RC_module";
+  const char *baseline = native ? "RC_BASELINE " : "";
+  sb_printf(o, "%sconst rlyrt_module_info *%s_module(void) { return %s; }\n\n", baseline, name, module_ref);
   sb_puts(o, "#ifdef RLYRT_SHARED_MODULE\n#if defined(__GNUC__) || defined(__clang__)\n"
              "__attribute__((visibility(\"default\")))\n#endif\n"
              "const rlyrt_module_info *rlyrt_module_entry(void);\n"
-             "#if defined(__GNUC__) || defined(__clang__)\n__attribute__((visibility(\"default\")))\n#endif\n"
-             "const rlyrt_module_info *rlyrt_module_entry(void) { return &RC_module; }\n#endif\n\n");
+             "#if defined(__GNUC__) || defined(__clang__)\n__attribute__((visibility(\"default\")))\n#endif\n");
+  sb_printf(o, "%sconst rlyrt_module_info *rlyrt_module_entry(void) { return %s; }\n#endif\n\n", baseline, module_ref);
   /* Header and typed entry points. */
   sb_printf(h, "/* %s.h: generated by relayc; the interface of the compiled module %s. */\n", name, name);
+  put_summary_comment(h, sb_str(&summary));
+  if (cg->o->summary) sb_puts(cg->o->summary, sb_str(&summary));
+  sb_free(&summary);
   sb_printf(h, "#ifndef RELAYC_MODULE_%s_H\n#define RELAYC_MODULE_%s_H\n\n#include \"relayc/runtime.h\"\n\n", name, name);
   sb_puts(h, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
   sb_printf(h, "/* The module's description: pass it to rlyrt_module_wrap to call any\n** function by name with values. */\n"
                "const rlyrt_module_info *%s_module(void);\n\n", name);
+  if (native)
+    sb_printf(h, "/* Built with --target native: %s_module() and the entry points below\n"
+                 "** check first that this CPU has the extensions the module was built for:\n"
+                 "** NULL, or RLYRT_E_UNSUPPORTED, with rlyrt_last_error() naming those it\n"
+                 "** lacks. */\n", name);
+  if (described)
+    sb_printf(h, "/* What the module was built for and, with --profile, the time spent in\n"
+                 "** each kernel (relayc/runtime.h: rlyrt_module_build). */\n"
+                 "const rlyrt_module_build *%s_module_build(void);\n\n", name);
   char (*used)[160] = rly_xcalloc((size_t)(n ? n : 1), 160);
   for (int i = 0; i < n; i++) {
     CFunc *F = cg_func_of(cg, sorted[i]->func);
@@ -218,7 +405,8 @@ void cg_emit_info(Cg *cg, StrBuf *h) {
     snprintf(entry, sizeof entry, "%s_%s", name, s);
     for (int j = 0; j < i; j++)
       if (strcmp(used[j], entry) == 0) snprintf(entry, sizeof entry, "%s_%s_%d", name, s, i);
-    if (strcmp(entry + strlen(name), "_module") == 0) snprintf(entry, sizeof entry, "%s_%s_%d", name, s, i);
+    if (strcmp(entry + strlen(name), "_module") == 0 || strcmp(entry + strlen(name), "_module_build") == 0)
+      snprintf(entry, sizeof entry, "%s_%s_%d", name, s, i);
     snprintf(used[i], 160, "%s", entry);
     emit_typed_entry(cg, h, F, entry);
   }

@@ -43,6 +43,9 @@ struct rly_compiler {
   char name[80];
   int level;
   bool no_fuse;           /* rly_set_fuse(c, 0): FuseOps does not run */
+  bool profile;           /* rly_set_profile: kernels timed */
+  char *target, *isa;     /* rly_set_target (NULL: the default) */
+  StrBuf summary;         /* what the last rly_compile built */
   SourceMap sm;           /* the sources, in order (file ids 1..) */
   Vec(uint32_t) files;    /* their ids in sm */
   char *params;           /* the .params file, or NULL */
@@ -67,6 +70,7 @@ rly_compiler *rly_compiler_new(void) {
 static void clear_outputs(rly_compiler *c) {
   sb_free(&c->c);
   sb_free(&c->h);
+  sb_free(&c->summary);
   free(c->diag_text);
   c->diag_text = NULL;
   diag_free(&c->d);
@@ -81,6 +85,8 @@ void rly_compiler_free(rly_compiler *c) {
   srcmap_free(&c->sm);
   VEC_FREE(&c->files);
   free(c->params);
+  free(c->target);
+  free(c->isa);
   free(c);
 }
 
@@ -91,6 +97,27 @@ int rly_set_name(rly_compiler *c, const char *name) {
 }
 
 void rly_set_fuse(rly_compiler *c, int on) { c->no_fuse = !on; }
+
+void rly_set_profile(rly_compiler *c, int on) { c->profile = on != 0; }
+
+/* A malloc'd copy of s, or NULL for NULL or "". */
+static char *copy_or_null(const char *s) {
+  if (!s || !s[0]) return NULL;
+  char *d = rly_xmalloc(strlen(s) + 1);
+  strcpy(d, s);
+  return d;
+}
+
+void rly_set_target(rly_compiler *c, const char *target, const char *isa) {
+  free(c->target);
+  free(c->isa);
+  c->target = copy_or_null(target);
+  c->isa = copy_or_null(isa);
+}
+
+const char *rly_version(void) { return RLY_VERSION; }
+
+const char *rly_build_summary(const rly_compiler *c) { return c->summary.data ? c->summary.data : ""; }
 
 int rly_set_opt_level(rly_compiler *c, int level) {
   if (level < 0 || level > 3) return -1;
@@ -149,7 +176,14 @@ static bool compile_module(rly_compiler *c, Module *m) {
       names[n++] = pipeline[i].pass;
   if (!pass_run(m, names, n, &c->d)) return false;
   if (!pass_module_typed(m) && !pass_retype(m, &c->d)) return false;
-  CodegenOptions co = {c->name, &c->sm};
+  CodegenOptions co = {.name = c->name, .sm = &c->sm};
+  co.version = RLY_VERSION;
+  co.target = c->target;
+  co.isa = c->isa;
+  co.opt_level = c->level;
+  co.fuse = c->level >= 1 && !c->no_fuse;
+  co.profile = c->profile;
+  co.summary = &c->summary;
   return codegen_module(m, &co, &c->c, &c->h, &c->d);
 }
 
@@ -180,6 +214,7 @@ int rly_compile(rly_compiler *c) {
   if (!ok) {
     sb_free(&c->c);
     sb_free(&c->h);
+    sb_free(&c->summary);
   }
   render_diagnostics(c);
   return ok ? 0 : -1;

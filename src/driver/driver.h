@@ -168,4 +168,21 @@ const char *driver_emit_name(EmitKind kind);
 ** removed in every case; failing to remove it is a warning in d. */
 bool driver_build(const BuildOptions *o, const char *c_file, const char *out, Diag *d);
 
+/* {==== What was built, where the time went (report.c) ====} */
+
+/* The ISA extensions cc (NULL: "cc") enables with -march=native and the
+** flags cflags (NULL: none), space-separated ("avx2 fma avx512f"), read
+** from its predefined macros (cc -march=native -dM -E). Returns false
+** (out unchanged) when the compiler cannot tell. */
+bool driver_native_isa(const char *cc, const char *cflags, StrBuf *out);
+
+struct rlyrt_module_build;
+
+/* Prints where the time of a profiled module went: one row per kernel
+** that ran (its operators, result shape, schedule, calls, total ms, mean
+** us, share of total_ms), most expensive first, then the time outside
+** kernels (control flow: total_ms less the kernels' time) and the total.
+** runs: the number of calls total_ms covers. */
+void driver_print_profile(FILE *f, const struct rlyrt_module_build *b, double total_ms, long runs);
+
 #endif

@@ -229,7 +229,123 @@ static void test_prepare(void) {
   rly_compiler_free(c);
 }
 
+/* What was built: rly_build_summary, the header's comment, and no timing
+** code unless asked. */
+static void test_build_summary(void) {
+  rly_compiler *c = with_text("good.relay", good);
+  CHECK_EQ(rly_set_name(c, "tiny"), 0);
+  CHECK_STR(rly_build_summary(c), ""); /* nothing built yet */
+  CHECK_EQ(rly_compile(c), 0);
+  char want[512];
+  snprintf(want, sizeof want,
+           "relayc %s\n"
+           "target: baseline x86-64; GEMV/GEMM kernels pick AVX-512, AVX2+FMA or portable code at run time\n"
+           "optimisation: -O2, fusion on, profiling off\n"
+           "kernels: 1 (1 elementwise chain)\n",
+           rly_version());
+  CHECK_STR(rly_build_summary(c), want);
+  CHECK_STR(rly_version(), RLY_VERSION);
+  const char *h = rly_h_text(c, NULL);
+  CHECK(contains(h, "/* Built by relayc " RLY_VERSION "\n**   target: baseline x86-64;"));
+  CHECK(contains(h, "**   kernels: 1 (1 elementwise chain) */\n"));
+  /* An ordinary module has no timing code and no build description. */
+  const char *ctext = rly_c_text(c, NULL);
+  CHECK(!contains(ctext, "rlyrt_profile"));
+  CHECK(!contains(ctext, "_body("));
+  CHECK(!contains(ctext, "rlyrt_module_build"));
+  CHECK(!contains(h, "tiny_module_build"));
+  /* -O0: no fusion, a kernel per call, each a loop of its own. */
+  CHECK_EQ(rly_set_opt_level(c, 0), 0);
+  CHECK_EQ(rly_compile(c), 0);
+  CHECK(contains(rly_build_summary(c), "optimisation: -O0, fusion off, profiling off\nkernels: 2 (2 elementwise loop)\n"));
+  /* Fusion off at -O2. */
+  CHECK_EQ(rly_set_opt_level(c, 2), 0);
+  rly_set_fuse(c, 0);
+  CHECK_EQ(rly_compile(c), 0);
+  CHECK(contains(rly_build_summary(c), "optimisation: -O2, fusion off, profiling off\n"));
+  /* A triple. */
+  rly_set_target(c, "aarch64-linux-gnu", NULL);
+  CHECK_EQ(rly_compile(c), 0);
+  CHECK(contains(rly_build_summary(c), "\ntarget: aarch64-linux-gnu (--target=aarch64-linux-gnu)\n"));
+  CHECK(!contains(rly_c_text(c, NULL), "rlyrt_module_build"));
+  /* A failed compile has no summary. */
+  CHECK_EQ(rly_add_text(c, "bad.relay", "def @f(", 7), 0);
+  CHECK_EQ(rly_compile(c), -1);
+  CHECK_STR(rly_build_summary(c), "");
+  rly_compiler_free(c);
+}
+
+/* --profile: each kernel Kn becomes Kn_body and a wrapper timing it into
+** Kn_prof, listed by the build description; deterministic. */
+static void test_profile(void) {
+  rly_compiler *c = with_text("good.relay", good);
+  CHECK_EQ(rly_set_name(c, "tiny"), 0);
+  CHECK_EQ(rly_set_opt_level(c, 0), 0);
+  rly_set_profile(c, 1);
+  CHECK_EQ(rly_compile(c), 0);
+  const char *ctext = rly_c_text(c, NULL);
+  CHECK_EQ(count(ctext, "static rlyrt_status K0_body(rlyrt_object *const *args, rlyrt_object **out) {"), 1);
+  CHECK(contains(ctext, "static rlyrt_kernel_record K0_prof = {\"K0\", \"add\", \"(2, 3)\", \"elementwise loop\", 0, 0};\n"
+                        "static rlyrt_status K0(rlyrt_object *const *args, rlyrt_object **out) {\n"
+                        "  uint64_t t0 = rlyrt_profile_now();\n"
+                        "  rlyrt_status s = K0_body(args, out);\n"
+                        "  rlyrt_profile_add(&K0_prof, t0);\n"));
+  CHECK(contains(ctext, "static rlyrt_kernel_record K1_prof = {\"K1\", \"multiply\", \"(2, 3)\", \"elementwise loop\", 0, 0};"));
+  CHECK(contains(ctext, "static rlyrt_kernel_record *const RC_records[] = {&K0_prof, &K1_prof};"));
+  CHECK(contains(ctext, ", 1, 2, RC_records};"));
+  CHECK(contains(ctext, "const rlyrt_module_build *tiny_module_build(void) { return &RC_build; }"));
+  CHECK(contains(ctext, "const rlyrt_module_build *rlyrt_module_build_entry(void) { return &RC_build; }"));
+  CHECK(!contains(ctext, "RC_cpu_ok")); /* not native */
+  CHECK(contains(rly_h_text(c, NULL), "const rlyrt_module_build *tiny_module_build(void);"));
+  CHECK(contains(rly_build_summary(c), "profiling on"));
+  char *first = strdup(ctext);
+  CHECK_EQ(rly_compile(c), 0);
+  CHECK_STR(rly_c_text(c, NULL), first);
+  free(first);
+  /* Fused: one kernel with both operators. */
+  CHECK_EQ(rly_set_opt_level(c, 2), 0);
+  CHECK_EQ(rly_compile(c), 0);
+  CHECK(contains(rly_c_text(c, NULL), "K0_prof = {\"K0\", \"add, multiply\", \"(2, 3)\", \"elementwise chain\", 0, 0};"));
+  /* Off again: no timing code. */
+  rly_set_profile(c, 0);
+  CHECK_EQ(rly_compile(c), 0);
+  CHECK(!contains(rly_c_text(c, NULL), "rlyrt_profile"));
+  rly_compiler_free(c);
+}
+
+/* --target native: the C records its extensions from the compiler's own
+** macros and checks the CPU (in code built for baseline x86-64) before
+** handing out the module or running an entry point. */
+static void test_native(void) {
+  rly_compiler *c = with_text("good.relay", good);
+  CHECK_EQ(rly_set_name(c, "tiny"), 0);
+  rly_set_target(c, "native", "sse3 avx2 fma");
+  CHECK_EQ(rly_compile(c), 0);
+  CHECK(contains(rly_build_summary(c),
+                 "\ntarget: native (-march=native): sse3 avx2 fma; checked when the module is loaded\n"));
+  const char *ctext = rly_c_text(c, NULL), *h = rly_h_text(c, NULL);
+  CHECK(contains(ctext, "#define RC_BASELINE __attribute__((target(\"arch=x86-64\")))"));
+  CHECK(contains(ctext, "#ifdef __AVX512F__\n  \"avx512f \"\n#endif\n"));
+  CHECK(contains(ctext, "rlyrt_cpu_check(RC_isa, \"the module tiny\")"));
+  CHECK(contains(ctext, "RC_BASELINE const rlyrt_module_info *tiny_module(void) { return RC_cpu_ok() ? &RC_module : NULL; }"));
+  CHECK(contains(ctext, "RC_BASELINE const rlyrt_module_info *rlyrt_module_entry(void) { return RC_cpu_ok() ? &RC_module : NULL; }"));
+  CHECK(contains(ctext, "RC_BASELINE rlyrt_status tiny_main(const DLTensor *x, const DLTensor *y, DLTensor *out, void *workspace) {\n"
+                        "  if (!RC_cpu_ok()) return RLYRT_E_UNSUPPORTED;\n"
+                        "  return RC_tiny_main_run(x, y, out, workspace);\n}\n"));
+  CHECK(contains(ctext, "\"native\", RC_isa, "));
+  CHECK(contains(h, "rlyrt_status tiny_main(const DLTensor *x, const DLTensor *y, DLTensor *out, void *workspace);"));
+  CHECK(contains(h, "tiny_module_build(void);"));
+  /* Unknown extensions (the compiler could not tell). */
+  rly_set_target(c, "native", NULL);
+  CHECK_EQ(rly_compile(c), 0);
+  CHECK(contains(rly_build_summary(c), "target: native (-march=native): the extensions the C compiler enables;"));
+  rly_compiler_free(c);
+}
+
 int main(void) {
+  test_build_summary();
+  test_profile();
+  test_native();
   test_good_module();
   test_default_name_and_options();
   test_errors();

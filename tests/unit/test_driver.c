@@ -22,6 +22,7 @@
 #include "check.h"
 #include "driver/driver.h"
 #include "driver/embedded.h"
+#include "relayc/runtime.h"
 
 static char *private_tmp;  /* TMPDIR for everything the driver creates */
 static char *work;         /* private_tmp/work: the test's own files */
@@ -553,6 +554,76 @@ static void test_build_cflags(void) {
   CHECK_EQ(leftover_tmpdirs(), 0);
 }
 
+/* {==== What a build is for, where the time went (report.c) ====} */
+
+/* The profile table: kernels that ran, most expensive first, with their
+** means and shares; the control flow is the rest of the whole time. */
+static void test_print_profile(void) {
+  rlyrt_kernel_record k0 = {"K0", "add", "(2, 3)", "elementwise chain", 4, 2000000};
+  rlyrt_kernel_record k1 = {"K1", "nn.dense, nn.bias_add", "(1, 16)", "GEMV float32", 2, 5000000};
+  rlyrt_kernel_record k2 = {"K2", "split", "(1, 8) x4", "reference", 0, 0}; /* never ran: no row */
+  rlyrt_kernel_record *recs[] = {&k0, &k1, &k2};
+  rlyrt_module_build b = {sizeof b, "0.1.0", "", "", "", 1, 3, recs};
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  driver_print_profile(f, &b, 10.0, 2);
+  fclose(f);
+  /* Checked by content rather than spacing: the order, the numbers. */
+  CHECK(text && strncmp(text, "profile: 2 runs, 10.000 ms in all, 7.000 ms in 2 kernels\n", 57) == 0);
+  const char *r1 = text ? strstr(text, "\nK1 ") : NULL, *r0 = text ? strstr(text, "\nK0 ") : NULL;
+  CHECK(r1 && r0 && r1 < r0);
+  CHECK(text && !strstr(text, "K2"));
+  CHECK(r1 && strstr(r1, "nn.dense, nn.bias_add") && strstr(r1, "GEMV float32"));
+  CHECK(text && strstr(text, "       2       5.000    2500.000   50.0%\n"));
+  CHECK(text && strstr(text, "       4       2.000     500.000   20.0%\n"));
+  const char *cf = text ? strstr(text, "\n-       control flow between kernels ") : NULL;
+  CHECK(cf && strstr(cf, "       3.000               30.0%\n"));
+  CHECK(cf && strstr(cf, "\n        total ") && strstr(cf, "      10.000              100.0%\n"));
+  free(text);
+  /* Kernel time above the whole (clock noise): the control flow is 0. */
+  text = NULL;
+  f = open_memstream(&text, &len);
+  driver_print_profile(f, &b, 6.0, 1);
+  fclose(f);
+  CHECK(text && strstr(text, "profile: 1 run, 6.000 ms in all"));
+  CHECK(text && strstr(text, "       0.000                0.0%\n"));
+  free(text);
+}
+
+/* The CPU check of native modules, and the extensions of -march=native. */
+static void test_cpu_check(void) {
+  unsetenv("RLYRT_CPU_DISABLE");
+  CHECK_EQ(rlyrt_cpu_check("", "m"), RLYRT_OK);
+  CHECK_EQ(rlyrt_cpu_check(NULL, "m"), RLYRT_OK);
+#if defined(__x86_64__)
+  /* Every x86-64 CPU has SSE2. */
+  CHECK_EQ(rlyrt_cpu_check(" sse2 ", "m"), RLYRT_OK);
+  setenv("RLYRT_CPU_DISABLE", "avx512f,sse2", 1);
+  CHECK_EQ(rlyrt_cpu_check("sse sse2 ", "the module m"), RLYRT_E_UNSUPPORTED);
+  CHECK_STR(rlyrt_last_error(), "the module m was built for CPUs with sse sse2 (--target native); this CPU lacks "
+                                "sse2: rebuild it without --target native, or on this machine");
+  unsetenv("RLYRT_CPU_DISABLE");
+  StrBuf isa = {0};
+  if (driver_native_isa("cc", NULL, &isa)) {
+    CHECK(strstr(sb_str(&isa), "sse3") != NULL);
+    /* The compiler's own answer matches this CPU. */
+    CHECK_EQ(rlyrt_cpu_check(sb_str(&isa), "m"), RLYRT_OK);
+    /* The user's flags count: without AVX there is no AVX2 either. */
+    StrBuf no_avx = {0};
+    CHECK(driver_native_isa("cc", "-mno-avx", &no_avx));
+    CHECK(strstr(sb_str(&no_avx), "avx") == NULL);
+    sb_free(&no_avx);
+  }
+  sb_free(&isa);
+#endif
+  CHECK_EQ(rlyrt_cpu_check("nosuchextension", "m"), RLYRT_E_UNSUPPORTED);
+  CHECK(strstr(rlyrt_last_error(), "this CPU lacks nosuchextension") != NULL);
+  StrBuf none = {0};
+  CHECK(!driver_native_isa("/nonexistent/cc", NULL, &none));
+  CHECK_EQ(none.len, 0);
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: test_driver DLPACK_HEADER RUNTIME_LIBRARY\n");
@@ -584,6 +655,8 @@ int main(int argc, char **argv) {
   test_build_c();
   test_build_errors();
   test_build_cflags();
+  test_print_profile();
+  test_cpu_check();
 
   CHECK_EQ(leftover_tmpdirs(), 0);
   char err[512] = "";

@@ -22,7 +22,7 @@
 #include "syntax/parser.h"
 #include "types/infer.h"
 
-#define RELAYC_VERSION "0.1.0"
+#define RELAYC_VERSION "0.1.0" /* also RLY_VERSION in relayc/relayc.h; cmake/install.cmake reads this line */
 
 enum { EXIT_USER = 1, EXIT_USAGE = 2 };
 
@@ -103,7 +103,7 @@ static const char usage_fmt[] =
 static const char usage_build[] =
     "usage: relayc build FILE... -o OUT [--emit so|a|obj|c] [--name NAME] [-O0..3|-Os] [--no-fuse]\n"
     "                    [--cc CC] [--cflags \"FLAGS\"] [--target TRIPLE|native]\n"
-    "                    [--keep-source DIR] [--params FILE.params] [-v]\n"
+    "                    [--keep-source DIR] [--params FILE.params] [--profile] [-v]\n"
     "\n"
     "Compiles the module to C and builds it with the system C compiler: every Relay\n"
     "function becomes a C function, every group of fused operator calls a kernel\n"
@@ -132,16 +132,21 @@ static const char usage_build[] =
     "  --cc CC            the C compiler (default: cc)\n"
     "  --cflags FLAGS     extra flags for the C compiler (split like a shell\n"
     "                     would, without expansions)\n"
-    "  --target T         native (-march=native) or a triple (--target=T, clang)\n"
+    "  --target T         native (-march=native; the module records the CPU\n"
+    "                     extensions it needs and refuses to load without them)\n"
+    "                     or a triple (--target=T, clang)\n"
     "  --keep-source DIR  also write the generated NAME.c and NAME.h into DIR\n"
     "  --params FILE      bind @main's parameters to a .params file\n"
-    "  -v, --verbose      print every command run\n"
+    "  --profile          time every kernel ('relayc run --profile' prints where\n"
+    "                     the time went); without it the C has no timing code\n"
+    "  -v, --verbose      print what is built (version, target, levels, kernels\n"
+    "                     by schedule) and every command run\n"
     "  -h, --help         show this help\n";
 
 static const char usage_run[] =
     "usage: relayc run MODEL... [--interp] [--function NAME] [--input NAME=FILE.npy ...]\n"
     "                  [--output FILE.npy|DIR] [--repeat N] [--params FILE.params]\n"
-    "                  [-O0..3|-Os] [--no-fuse] [--cc CC] [--cflags \"FLAGS\"]\n"
+    "                  [-O0..3|-Os] [--no-fuse] [--cc CC] [--cflags \"FLAGS\"] [--profile]\n"
     "\n"
     "Runs a function of MODEL (default @main) and prints its result readably, or\n"
     "writes it with --output. MODEL is Relay text, one file or several (one\n"
@@ -163,6 +168,10 @@ static const char usage_run[] =
     "  --repeat N            run N more times after one warm-up and end with\n"
     "                        time_ms: median=M min=A max=B n=N\n"
     "  --params FILE         bind @main's parameters to a .params file\n"
+    "  --profile             after the result, where the time went (all runs): a\n"
+    "                        row per kernel (ops, shape, schedule, calls, total ms,\n"
+    "                        mean us, share), the control flow between kernels\n"
+    "                        and the total; a library must be built with --profile\n"
     "  -O0 .. -O3, -Os, --no-fuse, --cc, --cflags\n"
     "                        how to compile Relay text (as for relayc build)\n"
     "  -h, --help            show this help\n";
@@ -184,6 +193,7 @@ typedef struct Options {
   int opt_level; /* -1: default */
   bool no_fuse;
   bool verbose;
+  bool profile;
 } Options;
 
 static int usage_error(const char *cmd_usage, const char *fmt, const char *arg) {
@@ -224,6 +234,8 @@ static int parse_options(int argc, char **argv, const char *usage, bool allow_ou
       o->opt_level = a[2] == 's' ? DRIVER_OPT_SIZE : a[2] - '0';
     } else if ((is_run || is_build) && strcmp(a, "--no-fuse") == 0) {
       o->no_fuse = true;
+    } else if ((is_run || is_build) && strcmp(a, "--profile") == 0) {
+      o->profile = true;
     } else if ((is_run || is_build) && (strcmp(a, "--cc") == 0 || strcmp(a, "--cflags") == 0)) {
       if (i + 1 >= argc) return usage_error(usage, "option '%s' needs a value", a);
       if (a[3] == 'c') o->cc = argv[++i];
@@ -545,6 +557,14 @@ static bool compile_to(const Options *o, const char *name, EmitKind emit, const 
   /* The C compiler's level chooses the passes too (-Os: those of -O2). */
   if (o->opt_level >= 0 && o->opt_level <= 3) rly_set_opt_level(rc, o->opt_level);
   if (o->no_fuse) rly_set_fuse(rc, 0);
+  rly_set_profile(rc, o->profile);
+  if (o->target) {
+    StrBuf isa = {0};
+    bool native = strcmp(o->target, "native") == 0;
+    if (native) driver_native_isa(o->cc, o->cflags, &isa);
+    rly_set_target(rc, o->target, native ? sb_str(&isa) : NULL);
+    sb_free(&isa);
+  }
   for (int i = 0; i < o->nfiles; i++)
     if (rly_add_file(rc, o->files[i]) != 0) {
       fprintf(stderr, "relayc: %s\n", rly_message(rc));
@@ -585,6 +605,7 @@ static bool compile_to(const Options *o, const char *name, EmitKind emit, const 
     bo.target = o->target;
     bo.keep_source = o->keep_source;
     bo.commands = o->verbose ? &log : NULL;
+    if (o->verbose) fprintf(stderr, "relayc: building %s:\n%s", out, rly_build_summary(rc));
     ok = driver_build(&bo, sb_str(&cpath), out, &d);
     if (o->verbose) fwrite(log.data ? log.data : "", 1, log.len, stderr);
   }
@@ -699,6 +720,11 @@ static int run_compiled(Options *o, bool is_so) {
     fprintf(stderr, "relayc: %s\n", rlyrt_last_error());
     goto done;
   }
+  const rlyrt_module_build *prof = rlyrt_module_get_build(mod);
+  if (o->profile && !(prof && prof->profile)) {
+    fprintf(stderr, "relayc: %s was built without --profile: rebuild it with 'relayc build --profile'\n", module_label(o));
+    goto done;
+  }
   const char *fname = o->function ? o->function : "main";
   if (fname[0] == '@') fname++;
   const rlyrt_function_info *f = rlyrt_module_find(mod, fname);
@@ -713,6 +739,7 @@ static int run_compiled(Options *o, bool is_so) {
   if (!bind_inputs(o, fname_at, f->param_names, f->param_types, NULL, nvals, vals)) goto done;
   CallJob J = {mod, fname, vals, nvals, o->repeat ? o->repeat + 1 : 1, NULL, NULL, RLYRT_OK, ""};
   J.times = rly_xcalloc((size_t)J.runs, sizeof(double));
+  if (o->profile) rlyrt_profile_reset(prof);
   run_job(&J);
   if (J.status != RLYRT_OK) {
     fprintf(stderr, "relayc: %s: %s\n", J.status == RLYRT_E_ARG ? "input error" : "run-time error", J.error);
@@ -723,6 +750,12 @@ static int run_compiled(Options *o, bool is_so) {
       rlyrt_value_print(stdout, J.result);
       putchar('\n');
       rc = 0;
+    }
+    if (o->profile && rc == 0) {
+      /* The whole time of every run, the warm-up too: the records count it. */
+      double all = 0;
+      for (long r = 0; r < J.runs; r++) all += J.times[r];
+      driver_print_profile(stdout, prof, all, J.runs);
     }
     if (o->repeat && rc == 0) print_times(J.times, o->repeat);
   }
@@ -765,6 +798,11 @@ static int cmd_run(int argc, char **argv) {
   }
   if (is_so && o.interp) {
     fprintf(stderr, "relayc: --interp needs Relay text, not a built library\n");
+    options_free(&o);
+    return EXIT_USAGE;
+  }
+  if (o.interp && o.profile) {
+    fprintf(stderr, "relayc: --profile times compiled kernels: it does not go with --interp\n");
     options_free(&o);
     return EXIT_USAGE;
   }
