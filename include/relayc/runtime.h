@@ -144,15 +144,20 @@ static inline void rlyrt_release_inline(rlyrt_object *o) {
   }
 }
 
-/* obj.flags of a 0-d tensor that lives on a caller's stack for one call
-** (refcount RLYRT_REFCOUNT_STATIC): generated code passes unboxed scalars
-** to calls this way. Code that keeps an argument beyond the call keeps
-** rlyrt_keep(arg), which copies such a tensor. */
+/* obj.flags of a tensor that lives on a caller's stack or frame for one
+** call (refcount RLYRT_REFCOUNT_STATIC): generated code passes unboxed
+** scalars to calls this way, and the intermediates of its frames. Code
+** that keeps an argument beyond the call keeps rlyrt_keep(arg), which
+** copies such a tensor. */
 #define RLYRT_TENSOR_ON_STACK 0x100
 
 /* o retained, or for a tensor on a caller's stack a copy (NULL with
 ** RLYRT_E_NOMEM set when that fails). NULL is NULL. */
 rlyrt_object *rlyrt_keep(rlyrt_object *o);
+/* Replaces a tensor on a stack that *v is (or that a field of the tuple *v
+** is, at any depth) by a copy: for the result of a kernel that may return
+** one of its operands. RLYRT_E_NOMEM when a copy fails (*v unchanged). */
+rlyrt_status rlyrt_unstack(rlyrt_object **v);
 static inline rlyrt_object *rlyrt_keep_inline(rlyrt_object *o) {
   if (o && (o->flags & RLYRT_TENSOR_ON_STACK) && o->kind == RLYRT_TENSOR) return rlyrt_keep(o);
   return rlyrt_retain_inline(o);

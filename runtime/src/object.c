@@ -19,6 +19,27 @@ static void *new_object(size_t size, rlyrt_kind kind) {
 
 rlyrt_object *rlyrt_retain(rlyrt_object *o) { return rlyrt_retain_inline(o); }
 
+rlyrt_status rlyrt_unstack(rlyrt_object **v) {
+  rlyrt_object *o = *v;
+  if (!o) return RLYRT_OK;
+  if (o->kind == RLYRT_TENSOR) {
+    if (!(o->flags & RLYRT_TENSOR_ON_STACK)) return RLYRT_OK;
+    rlyrt_object *k = rlyrt_keep(o);
+    if (!k) return RLYRT_E_NOMEM;
+    *v = k; /* o is static: nothing to release */
+    return RLYRT_OK;
+  }
+  if (o->kind != RLYRT_TUPLE) return RLYRT_OK;
+  /* Only a tuple the kernel built can hold an operand that is on a stack
+  ** (a tuple operand never does): its fields may be replaced. */
+  rlyrt_tuple *t = RLYRT_AS_TUPLE(o);
+  for (int32_t i = 0; i < t->n; i++) {
+    rlyrt_status s = rlyrt_unstack(&t->fields[i]);
+    if (s != RLYRT_OK) return s;
+  }
+  return RLYRT_OK;
+}
+
 rlyrt_object *rlyrt_keep(rlyrt_object *o) {
   if (!o || !(o->flags & RLYRT_TENSOR_ON_STACK) || o->kind != RLYRT_TENSOR) return rlyrt_retain_inline(o);
   rlyrt_tensor *t = rlyrt_tensor_copy_dl(&RLYRT_AS_TENSOR(o)->dl);

@@ -99,6 +99,7 @@ typedef struct Cg {
   int *last;
   uint32_t bgen;
   int64_t *plan_off;  /* per variable id: its offset in the workspace, or -1 */
+  bool dest_planned;  /* the statement being emitted writes a planned tensor */
   uint8_t *uvar;      /* per variable id: 1 when it also lives unboxed, as a C scalar s<ID> */
   EVec uvars;         /* the unboxed variables of the group being emitted */
 } Cg;

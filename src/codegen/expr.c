@@ -247,6 +247,19 @@ static void emit_value(Cg *cg, StrBuf *o, int ind, Expr *v, const char *dest, bo
       args_name(o, a);
       sb_printf(o, ", &%s);\n", dest);
       try_call(cg, o, ind + 1);
+      /* A group whose result is (a projection of) its parameter returns
+      ** that operand: one on this stack or in this frame is copied out
+      ** when the result is not itself planned. */
+      bool stacked = false;
+      for (int i = 0; i < n; i++) {
+        const Expr *x = v->u.call.args[i];
+        stacked |= cg_unboxed(cg, x) || (x->kind == EXPR_VAR && (cg->cur->plan_size || cg->cur->frame_size) &&
+                                          cg->plan_off[x->id] >= 0);
+      }
+      if (stacked && !cg->dest_planned) {
+        cg_indent(o, ind + 1);
+        sb_printf(o, "if ((st = rlyrt_unstack(&%s)) != RLYRT_OK) goto fail;\n", dest);
+      }
       cg_indent(o, ind);
       sb_puts(o, "}\n");
       return;
@@ -539,8 +552,10 @@ void cg_emit_block(Cg *cg, StrBuf *o, int ind, Expr *body, const char *dest, boo
       sb_printf(o, "v%u = &w%u.obj;\n", var->id, var->id);
     }
     unframe_uses(cg, o, ind, chain.data[i]->u.let.value, false);
+    cg->dest_planned = (cg->cur->plan_size || cg->cur->frame_size) && cg->plan_off[var->id] >= 0;
     if (!cg_emit_scalar_let(cg, o, ind, var, chain.data[i]->u.let.value))
       emit_value(cg, o, ind, chain.data[i]->u.let.value, vname, false);
+    cg->dest_planned = false;
     for (; r < rel.len && (rel.data[r] >> 32) == i; r++) {
       uint32_t id = (uint32_t)(rel.data[r] & 0xffffffff);
       cg_indent(o, ind);

@@ -109,7 +109,8 @@ void cg_emit_group(Cg *cg, Group *G) {
           sb_printf(&cg->consts, "%s%lld", k ? ", " : "", (long long)t->u.tensor.shape[k]);
         sb_puts(&cg->consts, "};\n");
       }
-      sb_printf(o, "  rlyrt_tensor w%u = {{RLYRT_REFCOUNT_STATIC, RLYRT_TENSOR, 0}, {(char *)ws + %lld, {kDLCPU, 0}, %d, "
+      sb_printf(o, "  rlyrt_tensor w%u = {{RLYRT_REFCOUNT_STATIC, RLYRT_TENSOR, RLYRT_TENSOR_ON_STACK}, {(char *)ws + %lld, "
+                   "{kDLCPU, 0}, %d, "
                    "{%u, %u, %u}, ", var->id, (long long)off, t->u.tensor.ndim, dt.code, dt.bits, dt.lanes);
       if (t->u.tensor.ndim) sb_printf(o, "(int64_t *)RC_sh%u, NULL, 0}};\n", var->id);
       else sb_puts(o, "NULL, NULL, 0}};\n");

@@ -345,6 +345,40 @@ static void test_containers(void) {
 ** holds (a cycle through a reference included) to atomic counts, which
 ** keep their number; retain and release go on working; a value written
 ** into a shared reference is shared. */
+/* Stack boxes and frame tensors (RLYRT_TENSOR_ON_STACK): rlyrt_keep and
+** rlyrt_unstack copy them; anything else is retained or left alone. */
+static void test_on_stack(void) {
+  int32_t x = 42;
+  rlyrt_tensor box = {{RLYRT_REFCOUNT_STATIC, RLYRT_TENSOR, RLYRT_TENSOR_ON_STACK},
+                      {&x, {kDLCPU, 0}, 0, {kDLInt, 32, 1}, NULL, NULL, 0}};
+  rlyrt_object *k = rlyrt_keep(&box.obj);
+  CHECK(k && k != &box.obj && k->refcount == 1 && !(k->flags & RLYRT_TENSOR_ON_STACK));
+  CHECK(k && *(int32_t *)RLYRT_AS_TENSOR(k)->dl.data == 42);
+  CHECK(rlyrt_keep_inline(k) == k && k->refcount == 2);
+  rlyrt_release(k);
+  rlyrt_release(k);
+  /* A tensor result that is the box: replaced by a copy. */
+  rlyrt_object *r = &box.obj;
+  CHECK_EQ(rlyrt_unstack(&r), RLYRT_OK);
+  CHECK(r != &box.obj && *(int32_t *)RLYRT_AS_TENSOR(r)->dl.data == 42);
+  rlyrt_release(r);
+  /* A tuple result holding the box (and a plain tensor): the box's field
+  ** is replaced, the other kept. */
+  rlyrt_tensor *plain = scalar_i32(7);
+  rlyrt_tuple *t = rlyrt_tuple_new(2);
+  t->fields[0] = &box.obj;
+  t->fields[1] = &plain->obj;
+  r = &t->obj;
+  CHECK_EQ(rlyrt_unstack(&r), RLYRT_OK);
+  CHECK(r == &t->obj && t->fields[0] != &box.obj && t->fields[1] == &plain->obj);
+  CHECK(*(int32_t *)RLYRT_AS_TENSOR(t->fields[0])->dl.data == 42);
+  rlyrt_release(&t->obj);
+  /* Plain values are left alone. */
+  r = NULL;
+  CHECK_EQ(rlyrt_unstack(&r), RLYRT_OK);
+  CHECK(r == NULL);
+}
+
 static void test_share(void) {
   rlyrt_tensor *t = scalar_i32(7);
   rlyrt_tuple *tu = rlyrt_tuple_new(2);
@@ -1372,6 +1406,7 @@ int main(int argc, char **argv) {
   test_refcounts();
   test_share();
   test_containers();
+  test_on_stack();
   test_long_list();
   test_failing_allocator();
   test_thread_errors();
