@@ -10,7 +10,15 @@
 ** stored. Every call rounds its value to its dtype, as the reference
 ** kernels do call by call, so a fused chain gives the same bits as the
 ** calls one after the other (floats computed in double and rounded once
-** per call, see lower.def).
+** per call, see lower.def), with one exception: float32 exp, fast_exp,
+** tanh, fast_tanh and sigmoid use the vectorizable float functions of
+** lower/fastmath.c (within a few ulps of the reference, not its bits).
+** A chain's leaves may be fields of tuple parameters (`%p.1`, what FuseOps
+** makes of a split's consumer), read in place from the tuple's tensors.
+**
+** The kernel's loops are a function of their own (NAME_loop) whose
+** pointers are restrict parameters: gcc ignores restrict on locals loaded
+** from the argument objects, and without it -O2 vectorizes nothing.
 **
 ** An epilogue is the same chain with the anchor's value as one more leaf,
 ** read from the result buffer where the anchor has just stored it, and the
@@ -26,19 +34,28 @@ static const Type *operand_type(const Group *g, int a) {
   return a >= 0 ? g->nodes[a].call->type : g->fn->u.func.params[-1 - a]->type;
 }
 
-/* The leaf for (param, shape), added when new; -1 when full. */
-static int leaf_for(Ewise *ew, int param, int ndim, const int64_t *shape) {
+static bool is_f32(DType t) { return t.code == DT_FLOAT && t.bits == 32 && t.lanes == 1; }
+
+/* The leaf for (param, field, shape), added when new; -1 when full. */
+static int leaf_for(Ewise *ew, int param, int field, DType dt, int ndim, const int64_t *shape) {
   for (int k = 0; k < ew->nleaves; k++) {
     const EwLeaf *l = &ew->leaves[k];
-    if (l->param == param && l->ndim == ndim && !memcmp(l->shape, shape, sizeof shape[0] * (size_t)ndim)) return k;
+    if (l->param == param && l->field == field && l->ndim == ndim &&
+        !memcmp(l->shape, shape, sizeof shape[0] * (size_t)ndim))
+      return k;
   }
   if (ew->nleaves == EW_MAX_LEAVES) return -1;
   EwLeaf *l = &ew->leaves[ew->nleaves];
   l->param = param;
+  l->field = field;
+  l->dtype = dt;
   l->ndim = ndim;
   memcpy(l->shape, shape, sizeof shape[0] * (size_t)ndim);
   return ew->nleaves++;
 }
+
+/* Whether node i is `%p.k`, a field of a tuple parameter: a leaf. */
+static bool param_field(const Group *g, int i) { return g->nodes[i].kind == GN_PROJ && g->nodes[i].args[0] < 0; }
 
 bool ew_analyse(const Group *g, int anchor, Ewise *ew) {
   memset(ew, 0, sizeof *ew);
@@ -49,7 +66,7 @@ bool ew_analyse(const Group *g, int anchor, Ewise *ew) {
   for (int i = 0; i < g->nnodes; i++) {
     const GNode *n = &g->nodes[i];
     for (int j = 0; j < GROUP_MAX_ARGS; j++) ew->leaf_of[i][j] = -1;
-    if (!n->live || i == anchor || n->kind == GN_CONST) continue;
+    if (!n->live || i == anchor || n->kind == GN_CONST || param_field(g, i)) continue;
     if (n->kind != GN_CALL) return false;
     bool bias = n->op->id == OP_BIAS_ADD;
     const LowerRow *row = lower_find_row(bias ? OP_ADD : n->op->id);
@@ -62,7 +79,7 @@ bool ew_analyse(const Group *g, int anchor, Ewise *ew) {
       if (a >= 0 && a != anchor && g->nodes[a].kind == GN_CONST) {
         const ConstData *c = g->nodes[a].call->u.constant.value;
         if (const_numel(c) != 1 || !dtype_eq(c->dtype, g->nodes[a].call->type->u.tensor.dtype)) return false;
-      } else if (a >= 0 && a != anchor && g->nodes[a].kind != GN_CALL) {
+      } else if (a >= 0 && a != anchor && g->nodes[a].kind != GN_CALL && !param_field(g, a)) {
         return false;
       }
       ins[j] = operand_type(g, a);
@@ -74,6 +91,7 @@ bool ew_analyse(const Group *g, int anchor, Ewise *ew) {
     if (row->result == RR_SAME && !dtype_eq(rt, dt)) return false;
     if (row->result == RR_BOOL && !dtype_is_bool(rt)) return false;
     const char *tmpl = row->tmpl[cls[row->data]];
+    if (is_f32(dt) && fm_tmpl(n->op->id)) tmpl = fm_tmpl(n->op->id); /* float, vectorizable */
     if (!tmpl) return false;
     for (int j = 0; j < n->nargs; j++) {
       const char name[2] = {(char)('A' + j), 0};
@@ -88,7 +106,8 @@ bool ew_analyse(const Group *g, int anchor, Ewise *ew) {
     for (int j = 0; j < n->nargs; j++) {
       int a = n->args[j];
       bool cnst = a >= 0 && a != anchor && g->nodes[a].kind == GN_CONST;
-      if (a >= 0 && a != anchor && !cnst) continue;
+      bool proj = a >= 0 && a != anchor && param_field(g, a);
+      if (a >= 0 && a != anchor && !cnst && !proj) continue;
       int64_t shape[LOWER_MAX_NDIM];
       int ndim = ins[j]->u.tensor.ndim;
       if (ndim) memcpy(shape, ins[j]->u.tensor.shape, sizeof shape[0] * (size_t)ndim); /* 0-d: shape is NULL */
@@ -102,7 +121,8 @@ bool ew_analyse(const Group *g, int anchor, Ewise *ew) {
       } else if (bias && t->u.tensor.ndim != ins[0]->u.tensor.ndim) {
         return false;
       }
-      int k = leaf_for(ew, cnst ? -2 - a : a >= 0 ? -1 : -1 - a, ndim, shape); /* a >= 0 here: the anchor */
+      int param = cnst ? -2 - a : proj ? -1 - g->nodes[a].args[0] : a >= 0 ? -1 : -1 - a; /* else a >= 0: the anchor */
+      int k = leaf_for(ew, param, proj ? g->nodes[a].index : -1, ins[j]->u.tensor.dtype, ndim, shape);
       if (k < 0) return false;
       ew->leaf_of[i][j] = k;
     }
@@ -146,7 +166,8 @@ static void put_const(StrBuf *sb, const ConstData *c) {
 ** bits the reference kernels get by computing in double and rounding once
 ** (for + - * / and sqrt, double has more than 2 * 24 + 2 bits, so rounding
 ** twice is the same as rounding once; the others are exact), and float
-** loops vectorize twice as wide. Every other op computes in double. */
+** loops vectorize twice as wide. exp, tanh and sigmoid have float
+** functions of their own (fm_tmpl); every other op computes in double. */
 static bool float_exact(OpId op) {
   switch (op) {
   case OP_ADD: case OP_SUBTRACT: case OP_MULTIPLY: case OP_DIVIDE: case OP_SQRT: case OP_BIAS_ADD:
@@ -157,8 +178,6 @@ static bool float_exact(OpId op) {
   default: return false;
   }
 }
-
-static bool is_f32(DType t) { return t.code == DT_FLOAT && t.bits == 32 && t.lanes == 1; }
 
 /* The C type a value of dtype t is kept in within a chain. */
 static const char *value_ctype(DType t) { return is_f32(t) ? "float" : lower_compute_ctype(t); }
@@ -193,11 +212,37 @@ void ew_put_bounds(StrBuf *sb, const Ewise *ew) {
 }
 
 /* The type of leaf k's elements. */
-static DType leaf_dtype(const Ewise *ew, int k) {
-  const Group *g = ew->g;
-  int p = ew->leaves[k].param;
-  if (p <= -2) return g->nodes[-2 - p].call->type->u.tensor.dtype;
-  return p >= 0 ? g->fn->u.func.params[p]->type->u.tensor.dtype : g->nodes[ew->anchor].call->type->u.tensor.dtype;
+static DType leaf_dtype(const Ewise *ew, int k) { return ew->leaves[k].dtype; }
+
+/* The name of the pointer a parameter leaf reads. */
+static void put_ptr(StrBuf *sb, const EwLeaf *l) {
+  if (l->field >= 0) sb_printf(sb, "p%d_%d", l->param, l->field);
+  else sb_printf(sb, "p%d", l->param);
+}
+
+/* Whether leaf k reads a parameter (or field) no earlier leaf reads: the
+** one that declares its pointer. */
+static bool first_reader(const Ewise *ew, int k) {
+  const EwLeaf *l = &ew->leaves[k];
+  if (l->param < 0) return false;
+  for (int q = 0; q < k; q++)
+    if (ew->leaves[q].param == l->param && ew->leaves[q].field == l->field) return false;
+  return true;
+}
+
+void ew_put_pointers(StrBuf *sb, const Ewise *ew, int indent) {
+  for (int k = 0; k < ew->nleaves; k++) {
+    const EwLeaf *l = &ew->leaves[k];
+    if (!first_reader(ew, k)) continue;
+    const char *ct = lower_elem_ctype(l->dtype);
+    sb_printf(sb, "%*sconst %s *restrict ", indent, "", ct);
+    put_ptr(sb, l);
+    if (l->field >= 0)
+      sb_printf(sb, " = (const %s *)RLYRT_AS_TENSOR(RLYRT_AS_TUPLE(args[%d])->fields[%d])->dl.data;\n", ct, l->param,
+                l->field);
+    else
+      sb_printf(sb, " = (const %s *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", ct, l->param);
+  }
 }
 
 void ew_put_body(StrBuf *sb, const Ewise *ew, int indent, const char *const *index, const char *out,
@@ -207,7 +252,11 @@ void ew_put_body(StrBuf *sb, const Ewise *ew, int indent, const char *const *ind
     if (!index[k] || ew->leaves[k].param <= -2) continue;
     const char *ct = value_ctype(leaf_dtype(ew, k));
     if (ew->leaves[k].param < 0) sb_printf(sb, "%*sconst %s x%d = (%s)%s;\n", indent, "", ct, k, ct, anchor_expr);
-    else sb_printf(sb, "%*sconst %s x%d = (%s)p%d[%s];\n", indent, "", ct, k, ct, ew->leaves[k].param, index[k]);
+    else {
+      sb_printf(sb, "%*sconst %s x%d = (%s)", indent, "", ct, k, ct);
+      put_ptr(sb, &ew->leaves[k]);
+      sb_printf(sb, "[%s];\n", index[k]);
+    }
   }
   for (int i = 0; i < g->nnodes; i++) {
     const GNode *n = &g->nodes[i];
@@ -217,7 +266,9 @@ void ew_put_body(StrBuf *sb, const Ewise *ew, int indent, const char *const *ind
     const char *opp[GROUP_MAX_ARGS];
     DClass cls;
     DType dt = operand_type(g, n->args[row->data])->u.tensor.dtype, rt = n->call->type->u.tensor.dtype;
-    bool widen = is_f32(dt) && !float_exact(n->op->id); /* float operands of a double computation */
+    /* float operands of a double computation, unless the op is exact in
+    ** float or has a float32 function (fastmath.c) */
+    bool widen = is_f32(dt) && !float_exact(n->op->id) && !fm_tmpl(n->op->id);
     for (int j = 0; j < n->nargs; j++) {
       bool w = widen && j >= row->data;
       if (ew->leaf_of[i][j] >= 0) snprintf(ops[j], sizeof ops[j], w ? "((double)x%d)" : "x%d", ew->leaf_of[i][j]);
@@ -307,21 +358,13 @@ static void put_ops(StrBuf *sb, const Group *g) {
   }
 }
 
-bool ew_put_loops(StrBuf *sb, const Ewise *ew, int indent0) {
+/* The loops of ew_put_loops, the parameters' pointers declared before. */
+static bool put_loops(StrBuf *sb, const Ewise *ew, int indent0) {
   const Group *g = ew->g;
   const Type *res = g->nodes[g->nnodes - 1].call->type;
   EwLoop loops[LOWER_MAX_NDIM];
   int nloops;
   if (!plan(ew, res, loops, &nloops)) return false;
-  bool declared[256] = {0};
-  for (int k = 0; k < ew->nleaves; k++) {
-    int p = ew->leaves[k].param;
-    if (p < 0 || declared[p]) continue;
-    declared[p] = true;
-    const char *ct = lower_elem_ctype(g->fn->u.func.params[p]->type->u.tensor.dtype);
-    sb_printf(sb, "%*sconst %s *restrict p%d = (const %s *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", indent0, "", ct, p,
-              ct, p);
-  }
   /* Leaves read once before the loops, then the loops. */
   StrBuf idx[EW_MAX_LEAVES], oi = {0}, anchor = {0};
   const char *inside[EW_MAX_LEAVES];
@@ -333,7 +376,9 @@ bool ew_put_loops(StrBuf *sb, const Ewise *ew, int indent0) {
     inside[k] = (inv && ew->leaves[k].param >= 0) || ew->leaves[k].param <= -2 ? NULL : sb_str(&idx[k]);
     if (inv && ew->leaves[k].param >= 0) {
       const char *ct = value_ctype(leaf_dtype(ew, k));
-      sb_printf(sb, "%*sconst %s x%d = (%s)p%d[%s];\n", indent0, "", ct, k, ct, ew->leaves[k].param, sb_str(&idx[k]));
+      sb_printf(sb, "%*sconst %s x%d = (%s)", indent0, "", ct, k, ct);
+      put_ptr(sb, &ew->leaves[k]);
+      sb_printf(sb, "[%s];\n", sb_str(&idx[k]));
     }
   }
   int indent = indent0;
@@ -350,6 +395,35 @@ bool ew_put_loops(StrBuf *sb, const Ewise *ew, int indent0) {
   return true;
 }
 
+bool ew_put_loops(StrBuf *sb, const Ewise *ew, int indent) {
+  StrBuf probe = {0}; /* nothing appended when the leaves do not broadcast */
+  bool ok = put_loops(&probe, ew, indent);
+  if (ok) {
+    ew_put_pointers(sb, ew, indent);
+    sb_puts(sb, sb_str(&probe));
+  }
+  sb_free(&probe);
+  return ok;
+}
+
+void ew_put_pointer_list(StrBuf *sb, const Ewise *ew, EwPtrList how) {
+  for (int k = 0; k < ew->nleaves; k++) {
+    const EwLeaf *l = &ew->leaves[k];
+    if (!first_reader(ew, k)) continue;
+    const char *ct = lower_elem_ctype(l->dtype);
+    if (how != EW_PTR_ARGS) {
+      if (how == EW_PTR_PARAMS) sb_printf(sb, ", const %s *restrict ", ct);
+      else sb_puts(sb, ", ");
+      put_ptr(sb, l);
+    } else if (l->field >= 0) {
+      sb_printf(sb, ", (const %s *)RLYRT_AS_TENSOR(RLYRT_AS_TUPLE(args[%d])->fields[%d])->dl.data", ct, l->param,
+                l->field);
+    } else {
+      sb_printf(sb, ", (const %s *)RLYRT_AS_TENSOR(args[%d])->dl.data", ct, l->param);
+    }
+  }
+}
+
 bool ew_lower(StrBuf *sb, const char *name, const Group *g, const char *where) {
   Ewise ew;
   if (!ew_analyse(g, -1, &ew)) return false;
@@ -361,9 +435,21 @@ bool ew_lower(StrBuf *sb, const char *name, const Group *g, const char *where) {
   int ndim = res->u.tensor.ndim;
   int64_t numel = 1;
   for (int d = 0; d < ndim; d++) numel *= res->u.tensor.shape[d];
+  const char *ot = lower_elem_ctype(rt);
   sb_puts(sb, "/* ");
   put_ops(sb, g);
   sb_puts(sb, ": elementwise chain, one loop */\n");
+  if (numel) {
+    /* The loops in a function of their own: gcc trusts restrict on
+    ** parameters, not on locals loaded from the argument objects, and
+    ** at -O2 it vectorizes no loop that would need an aliasing check. */
+    sb_printf(sb, "static void %s_loop(%s *restrict o", name, ot);
+    ew_put_pointer_list(sb, &ew, EW_PTR_PARAMS);
+    sb_puts(sb, ") {\n");
+    ew_put_bounds(sb, &ew);
+    put_loops(sb, &ew, 2);
+    sb_puts(sb, "}\n");
+  }
   sb_printf(sb, "static rlyrt_status %s(rlyrt_object *const *args, rlyrt_object **out) {\n", name);
   if (ndim) {
     sb_printf(sb, "  static const int64_t shape[%d] = {", ndim);
@@ -380,10 +466,9 @@ bool ew_lower(StrBuf *sb, const char *name, const Group *g, const char *where) {
   if (!numel) {
     sb_puts(sb, "  (void)args;\n");
   } else {
-    ew_put_bounds(sb, &ew);
-    const char *ot = lower_elem_ctype(rt);
-    sb_printf(sb, "  %s *restrict o = (%s *)t->dl.data;\n", ot, ot);
-    ew_put_loops(sb, &ew, 2);
+    sb_printf(sb, "  %s_loop((%s *)t->dl.data", name, ot);
+    ew_put_pointer_list(sb, &ew, EW_PTR_ARGS);
+    sb_puts(sb, ");\n");
   }
   sb_puts(sb, "  *out = &t->obj;\n  return RLYRT_OK;\n}\n");
   return true;

@@ -238,10 +238,9 @@ static void put_term(StrBuf *sb, bool *any, const char *var, int64_t s) {
   *any = true;
 }
 
-/* The epilogue over rows [i0, i1) and columns [j0, j1) of batch q of C
-** (the float pointer c points at the batch). */
-static void put_epilogue(StrBuf *sb, const Gemm *G, int indent, const char *i0, const char *i1, const char *j0,
-                         const char *j1) {
+/* The epilogue's loops. */
+static void put_epilogue_loops(StrBuf *sb, const Gemm *G, int indent, const char *i0, const char *i1, const char *j0,
+                               const char *j1) {
   const Ewise *ew = &G->ew;
   StrBuf idx[EW_MAX_LEAVES], anchor = {0}, out_index = {0};
   const char *index[EW_MAX_LEAVES];
@@ -270,22 +269,35 @@ static void put_epilogue(StrBuf *sb, const Gemm *G, int indent, const char *i0, 
   sb_free(&out_index);
 }
 
-/* The pointers an ISA function reads: A, B, the epilogue's parameters;
-** the bounds of clips. */
+/* The epilogue over rows [i0, i1) and columns [j0, j1) of batch q of C
+** (the float pointer c points at the batch) as a function NAME_epi, inlined
+** in each ISA version: its pointers are restrict parameters, which gcc
+** trusts (pointers loaded into restrict locals it does not, and at -O2 it
+** vectorizes no loop that would need an aliasing check). The clip bounds
+** and constants are its locals. */
+static void put_epilogue_fn(StrBuf *sb, const char *name, const Gemm *G) {
+  sb_printf(sb, "static inline __attribute__((always_inline)) void %s_epi(float *restrict c", name);
+  ew_put_pointer_list(sb, &G->ew, EW_PTR_PARAMS);
+  sb_puts(sb, ", int64_t q, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {\n  (void)q;\n");
+  ew_put_bounds(sb, &G->ew);
+  put_epilogue_loops(sb, G, 2, "i0", "i1", "j0", "j1");
+  sb_puts(sb, "}\n");
+}
+
+/* The call of NAME_epi over rows [i0, i1) and columns [j0, j1). */
+static void put_epilogue(StrBuf *sb, const char *name, const Gemm *G, int indent, const char *i0, const char *i1,
+                         const char *j0, const char *j1) {
+  sb_printf(sb, "%*s%s_epi(c", indent, "", name);
+  ew_put_pointer_list(sb, &G->ew, EW_PTR_NAMES);
+  sb_printf(sb, ", q, %s, %s, %s, %s);\n", i0, i1, j0, j1);
+}
+
+/* The pointers an ISA function reads: A, B, the epilogue's parameters. */
 static void put_pointers(StrBuf *sb, const Gemm *G) {
-  const Expr *fn = G->g->fn;
   sb_printf(sb, "  const float *restrict a = (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", G->pa);
   sb_printf(sb, "  const float *restrict b = (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", G->pb);
   if (!G->epilogue) return;
-  bool declared[GROUP_MAX_NODES * GROUP_MAX_ARGS] = {0};
-  for (int k = 0; k < G->ew.nleaves; k++) {
-    int p = G->ew.leaves[k].param;
-    if (p < 0 || declared[p]) continue;
-    declared[p] = true;
-    const char *ct = lower_elem_ctype(fn->u.func.params[p]->type->u.tensor.dtype);
-    sb_printf(sb, "  const %s *restrict p%d = (const %s *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", ct, p, ct, p);
-  }
-  ew_put_bounds(sb, &G->ew);
+  ew_put_pointers(sb, &G->ew, 2);
 }
 
 static void put_fn_head(StrBuf *sb, const Isa *isa, const char *name, bool buffers) {
@@ -374,7 +386,7 @@ static void put_gemv(StrBuf *sb, const Isa *isa, const char *name, const Gemm *G
     char mm[32], nn[32];
     snprintf(mm, sizeof mm, "%lld", m);
     snprintf(nn, sizeof nn, "%lld", n);
-    put_epilogue(sb, G, 2, "0", mm, "0", nn);
+    put_epilogue(sb, name, G, 2, "0", mm, "0", nn);
   }
   sb_puts(sb, "}\n");
 }
@@ -531,9 +543,9 @@ static void put_gemm(StrBuf *sb, const Isa *isa, const char *name, const Gemm *G
     ** trip counts, so that the compiler vectorizes the epilogue */
     sb_printf(sb, "              if (pc + KC >= %lld) {\n", k);
     sb_puts(sb, "                if (mr == MR && nr == NR) {\n");
-    put_epilogue(sb, G, 18, "ic + ir", "ic + ir + MR", "jc + jr", "jc + jr + NR");
+    put_epilogue(sb, name, G, 18, "ic + ir", "ic + ir + MR", "jc + jr", "jc + jr + NR");
     sb_puts(sb, "                } else {\n");
-    put_epilogue(sb, G, 18, "ic + ir", "ic + ir + mr", "jc + jr", "jc + jr + nr");
+    put_epilogue(sb, name, G, 18, "ic + ir", "ic + ir + mr", "jc + jr", "jc + jr + nr");
     sb_puts(sb, "                }\n");
     sb_puts(sb, "              }\n");
   }
@@ -599,6 +611,7 @@ bool gemm_lower(StrBuf *sb, const char *name, const Group *g, int anchor, const 
               "#endif\n"
               "#endif\n");
   put_helpers(sb, name, &G);
+  if (G.epilogue) put_epilogue_fn(sb, name, &G);
   for (size_t i = 0; i < RLY_COUNTOF(isas); i++) {
     const Isa *isa = &isas[i];
     if (isa->target)

@@ -3,6 +3,8 @@
 ** loops.c owns the lowering table (lower.def) and the text helpers; group.c
 ** reads a Primitive function's body into a list of operator calls;
 ** elemwise.c emits fused elementwise chains and the epilogues of anchors;
+** fastmath.c holds the float32 exp, tanh and sigmoid they call; select.c
+** emits take with a scalar index and split;
 ** gemm.c emits nn.dense and nn.batch_matmul on float32 (GEMV and packed
 ** GEMM, one version per vector ISA); schedules.def says which schedule
 ** takes which group. */
@@ -63,6 +65,16 @@ void lower_put_double(StrBuf *sb, double v);
 /* s as a C string literal. */
 void lower_put_cstring(StrBuf *sb, const char *s);
 
+/* {==== float32 exp, tanh, sigmoid that vectorize (fastmath.c) ====} */
+
+/* The float32 template of op ("rlyk_tanhf(A)", operands and result float)
+** where the chains use a vectorizable function instead of libm in double;
+** NULL for other ops. */
+const char *fm_tmpl(OpId op);
+/* Whether kernel text calls those functions; their guarded definitions. */
+bool fm_used(const char *text);
+void fm_put_defs(StrBuf *sb);
+
 /* {==== Groups (group.c) ====} */
 
 enum { GROUP_MAX_NODES = 256, GROUP_MAX_ARGS = 16 }; /* TVM fuses at most 256 ops into one function */
@@ -103,11 +115,14 @@ bool group_build(const Expr *fn, Group *g);
 
 enum { EW_MAX_LEAVES = 16 };
 
-/* A leaf of a chain: a parameter read at its broadcast position (its shape
+/* A leaf of a chain: a parameter, or a field of a tuple parameter, read at
+** its broadcast position (its shape
 ** as the chain sees it: bias_add's bias is [C, 1, ..., 1]), the anchor's
 ** value (param -1), or a one-element constant, node -2 - param. */
 typedef struct EwLeaf {
   int param;
+  int field;   /* >= 0: field `field` of the tuple parameter `param` (a %p.k projection); -1 the parameter */
+  DType dtype; /* of its elements */
   int ndim;
   int64_t shape[LOWER_MAX_NDIM];
 } EwLeaf;
@@ -132,7 +147,14 @@ bool ew_analyse(const Group *g, int anchor, Ewise *ew);
 ** `OUT[out_index] = ...;`. A leaf that is the anchor reads anchor_expr. */
 void ew_put_body(StrBuf *sb, const Ewise *ew, int indent, const char *const *index, const char *out,
                  const char *out_index, const char *anchor_expr);
-/* The element type of param i's pointer `pI`, declared by the caller. */
+/* Declares the pointers `pI` (parameter I) and `pI_F` (field F of the
+** tuple parameter I) of the leaves that read parameters (indent 2). */
+void ew_put_pointers(StrBuf *sb, const Ewise *ew, int indent);
+/* The same pointers, each once, as a list that continues a parameter or
+** argument list: `, const T *restrict pI` parameters, `, (const T
+** *)...->dl.data` arguments read from args, or `, pI` (the names). */
+typedef enum EwPtrList { EW_PTR_PARAMS, EW_PTR_ARGS, EW_PTR_NAMES } EwPtrList;
+void ew_put_pointer_list(StrBuf *sb, const Ewise *ew, EwPtrList how);
 /* The `const CT lo<i>`/`hi<i>` declarations of the clip bounds and the
 ** `const CT xK` of the constant leaves (indent 2). */
 void ew_put_bounds(StrBuf *sb, const Ewise *ew);
@@ -161,5 +183,13 @@ bool softmax_lower(StrBuf *out, const char *name, const Group *g, int anchor, co
 /* sum, mean, max or min (node anchor, on a parameter) on float32/float64,
 ** with an elementwise epilogue; false (appending nothing) otherwise. */
 bool reduce_lower(StrBuf *out, const char *name, const Group *g, int anchor, const char *where);
+
+/* {==== Slices (select.c) ====} */
+
+/* take(data, i, axis=a) with a 0-d integer index (modes clip and wrap),
+** as one slice copy; false (appending nothing) otherwise. */
+bool take_lower(StrBuf *out, const char *name, const Expr *fn, const char *where);
+/* split(data, ...) as the copies of its parts into a new tuple. */
+bool split_lower(StrBuf *out, const char *name, const Expr *fn, const char *where);
 
 #endif

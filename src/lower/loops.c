@@ -5,7 +5,10 @@
 ** hands it to its schedule (lower/schedules.def): GEMV/GEMM with an
 ** epilogue (gemm.c), softmax and reductions (reduce.c), elementwise
 ** chains of several calls (elemwise.c). What none takes and is a single
-** call of a table operator, or nn.dense in double, gets the loops below.
+** call of a table operator, or nn.dense in double, gets the loops below;
+** take with a scalar index and split are slice copies (select.c). A
+** kernel that calls the float32 functions of fastmath.c (exp, tanh,
+** sigmoid) is preceded by their guarded definitions.
 **
 ** A kernel allocates its result from the static type, then walks the
 ** result's elements in row-major order, reading each operand at the
@@ -525,11 +528,23 @@ static bool lower_dense(StrBuf *sb, const char *name, const Expr *fn, const char
   return true;
 }
 
+/* A group of one float32 call that has a vectorizable float function
+** (fastmath.c): the chain's loop uses it, the single-call loops below
+** would compute in double through libm. */
+static bool single_fast(const Group *g) {
+  const GNode *n = &g->nodes[g->nnodes - 1];
+  const Type *t = n->call->type;
+  if (n->kind != GN_CALL || !fm_tmpl(n->op->id) || !t || t->kind != TYPE_TENSOR) return false;
+  DType d = t->u.tensor.dtype;
+  return d.code == DT_FLOAT && d.bits == 32 && d.lanes == 1;
+}
+
 static bool schedule_group(StrBuf *out, const char *name, const Group *g, const char *where) {
   int anchor = -1, nlive = 0;
   if (g->nparams > 256 || g->nodes[g->nnodes - 1].kind != GN_CALL) return false;
   for (int i = 0; i < g->nnodes; i++) {
     if (!g->nodes[i].live || g->nodes[i].kind == GN_CONST) continue;
+    if (g->nodes[i].kind == GN_PROJ && g->nodes[i].args[0] < 0) continue; /* %p.k: a leaf of the chain */
     if (g->nodes[i].kind != GN_CALL) return false;
     nlive++;
     OpId id = g->nodes[i].op->id;
@@ -545,7 +560,7 @@ static bool schedule_group(StrBuf *out, const char *name, const Group *g, const 
     if (id == OP_SUM || id == OP_MEAN || id == OP_MAX || id == OP_MIN) return reduce_lower(out, name, g, anchor, where);
     return softmax_lower(out, name, g, anchor, where);
   }
-  return nlive > 1 && ew_lower(out, name, g, where);
+  return (nlive > 1 || single_fast(g)) && ew_lower(out, name, g, where);
 }
 
 /* The group's schedule (schedules.def): an anchor (dense, batch_matmul,
@@ -567,7 +582,16 @@ static const char no_contract[] = "#if defined(__clang__)\n#pragma STDC FP_CONTR
 bool lower_loops(StrBuf *out, const char *name, const Expr *fn, const char *where) {
   size_t start = out->len;
   sb_puts(out, no_contract);
-  if (lower_group(out, name, fn, where) || lower_dense(out, name, fn, where)) return true;
+  StrBuf grp = {0};
+  if (lower_group(&grp, name, fn, where)) { /* the float32 functions it calls first */
+    if (fm_used(sb_str(&grp))) fm_put_defs(out);
+    sb_puts(out, sb_str(&grp));
+    sb_free(&grp);
+    return true;
+  }
+  sb_free(&grp);
+  if (lower_dense(out, name, fn, where) || take_lower(out, name, fn, where) || split_lower(out, name, fn, where))
+    return true;
   Kernel k;
   memset(&k, 0, sizeof k);
   if (analyse(fn, &k)) {

@@ -25,7 +25,10 @@
 **   group (static shapes, dtypes the schedule supports): float32 dense and
 **   batch_matmul as GEMV or packed GEMM with the group's elementwise tail
 **   as epilogue (lower/gemm.c), elementwise/broadcast chains as one loop
-**   (lower/elemwise.c), single table operators (lower/lower.def);
+**   (lower/elemwise.c; float32 exp, tanh and sigmoid through the
+**   vectorizable functions of lower/fastmath.c, within a few ulps of the
+**   reference kernels), single table operators (lower/lower.def), take with
+**   a scalar index and split as slice copies (lower/select.c);
 ** - lower_reference: calls of the runtime's reference kernels
 **   (runtime/kernels), one per call of the group, with the attributes and
 **   the result types as static data. Works for every group whose operators

@@ -8,7 +8,12 @@
 ** max) / sum (log_softmax: x - max - log(sum)) rounded to the dtype. So
 ** the result is the reference kernel's to the bit. The epilogue is a
 ** second loop over the result (lower/elemwise.c), reading the softmax
-** where it was stored. */
+** where it was stored.
+**
+** The operand of softmax is a parameter; that of a reduction may also be
+** an elementwise chain of the group (sum(exp(x))), computed element by
+** element inside the reduction's loop (see Prologue below). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "lower/kernel.h"
@@ -124,11 +129,109 @@ static bool reduce_axes(const Attrs *attrs, int ndim, bool *mask) {
   return true;
 }
 
+/* {==== A prologue: the chain that computes a reduction's operand ====}
+** sum(exp(x)): the operand is an elementwise chain of the group (on
+** parameters, constants, tuple fields). It is computed inside the
+** reduction's innermost loop, element by element, into a local: no
+** intermediate tensor. The group is cut in two: the chain (the operand's
+** dependencies, the operand last) and the rest (the anchor and the
+** epilogue), which may not read the chain's nodes but through the anchor. */
+typedef struct Prologue {
+  Group chain; /* nodes up to the operand, only its dependencies live */
+  Group rest;  /* the group with those dependencies dead */
+  Ewise ew;    /* the chain */
+} Prologue;
+
+static void mark_live(Group *g, int i) {
+  if (i < 0 || g->nodes[i].live) return;
+  g->nodes[i].live = true;
+  for (int j = 0; j < g->nodes[i].nargs; j++) mark_live(g, g->nodes[i].args[j]);
+}
+
+/* Splits g at node x, the operand of the anchor; false when the chain is
+** not an elementwise one on x's shape or the rest reads one of its nodes. */
+static bool prologue_split(const Group *g, int anchor, int x, Prologue *P) {
+  if (g->nodes[x].kind != GN_CALL) return false;
+  P->chain = *g;
+  P->chain.nnodes = x + 1;
+  for (int i = 0; i <= x; i++) P->chain.nodes[i].live = false;
+  mark_live(&P->chain, x);
+  P->rest = *g;
+  for (int i = 0; i <= x; i++)
+    if (P->chain.nodes[i].live) P->rest.nodes[i].live = false;
+  for (int i = 0; i < g->nnodes; i++) {
+    if (!P->rest.nodes[i].live || i == anchor) continue;
+    for (int j = 0; j < g->nodes[i].nargs; j++) {
+      int a = g->nodes[i].args[j];
+      if (a >= 0 && a <= x && P->chain.nodes[a].live) return false;
+    }
+  }
+  if (!ew_analyse(&P->chain, -1, &P->ew)) return false;
+  StrBuf probe = {0}; /* the leaves broadcast to x's shape */
+  bool ok = ew_put_loops(&probe, &P->ew, 2);
+  sb_free(&probe);
+  return ok;
+}
+
+/* The flat index of chain leaf l at the counters iD of the dims of tx
+** (size-1 dims have none): its broadcast strides. */
+static void put_leaf_index(StrBuf *sb, const EwLeaf *l, const Type *tx) {
+  int nd = tx->u.tensor.ndim;
+  const int64_t *shape = tx->u.tensor.shape;
+  bool any = false;
+  for (int d = 0; d < nd; d++) {
+    int j = d - (nd - l->ndim);
+    if (shape[d] == 1 || j < 0 || l->shape[j] != shape[d]) continue;
+    int64_t s = 1;
+    for (int q = j + 1; q < l->ndim; q++) s *= l->shape[q];
+    if (any) sb_puts(sb, " + ");
+    if (s == 1) sb_printf(sb, "i%d", d);
+    else sb_printf(sb, "i%d * %lld", d, (long long)s);
+    any = true;
+  }
+  if (!any) sb_putc(sb, '0');
+}
+
+/* `const double v = ...;`: the operand's element at the counters, loaded
+** from the parameter or computed by the chain. */
+static void put_operand(StrBuf *sb, const Prologue *P, const Type *tx, const char *idx, int indent) {
+  if (!P) {
+    sb_printf(sb, "%*sconst double v = (double)x[%s];\n", indent, "", idx);
+    return;
+  }
+  StrBuf ix[EW_MAX_LEAVES];
+  const char *index[EW_MAX_LEAVES];
+  for (int k = 0; k < P->ew.nleaves; k++) {
+    memset(&ix[k], 0, sizeof ix[k]);
+    put_leaf_index(&ix[k], &P->ew.leaves[k], tx);
+    index[k] = P->ew.leaves[k].param >= 0 ? sb_str(&ix[k]) : NULL;
+  }
+  ew_put_body(sb, &P->ew, indent, index, "vv", "0", "");
+  sb_printf(sb, "%*sconst double v = (double)vv[0];\n", indent, "");
+  for (int k = 0; k < P->ew.nleaves; k++) sb_free(&ix[k]);
+}
+
+static bool reduce_emit(StrBuf *sb, const char *name, const Group *g, int anchor, const Prologue *P,
+                        const char *where);
+
 bool reduce_lower(StrBuf *sb, const char *name, const Group *g, int anchor, const char *where) {
   const GNode *a = &g->nodes[anchor];
-  if (a->nargs != 1 || a->args[0] >= 0) return false;
-  int p = -1 - a->args[0];
-  const Type *tx = g->fn->u.func.params[p]->type, *tr = a->call->type, *res = g->nodes[g->nnodes - 1].call->type;
+  if (a->nargs != 1) return false;
+  if (a->args[0] < 0) return reduce_emit(sb, name, g, anchor, NULL, where);
+  Prologue *P = rly_xcalloc(1, sizeof *P); /* 80 KB: not on the stack */
+  bool ok = prologue_split(g, anchor, a->args[0], P) && reduce_emit(sb, name, &P->rest, anchor, P, where);
+  free(P);
+  return ok;
+}
+
+/* The reduction of the parameter the anchor reads (P NULL) or of the
+** chain P computes; g is the group (P: the rest, the chain's nodes dead). */
+static bool reduce_emit(StrBuf *sb, const char *name, const Group *g, int anchor, const Prologue *P,
+                        const char *where) {
+  const GNode *a = &g->nodes[anchor];
+  int p = a->args[0] < 0 ? -1 - a->args[0] : -1;
+  const Type *tx = p >= 0 ? g->fn->u.func.params[p]->type : g->nodes[a->args[0]].call->type;
+  const Type *tr = a->call->type, *res = g->nodes[g->nnodes - 1].call->type;
   if (!lower_static_tensor(tx) || !lower_static_tensor(tr) || !lower_static_tensor(res)) return false;
   DType dt = tx->u.tensor.dtype;
   if (dt.code != DT_FLOAT || (dt.bits != 32 && dt.bits != 64) || dt.lanes != 1 || !dtype_eq(tr->u.tensor.dtype, dt))
@@ -167,8 +270,8 @@ bool reduce_lower(StrBuf *sb, const char *name, const Group *g, int anchor, cons
   bool fold = op == OP_MAX || op == OP_MIN;
   const char *ct = lower_elem_ctype(dt);
   int rdim = tr->u.tensor.ndim;
-  sb_printf(sb, "/* %s%s: reduction in double, as the reference kernel */\n", a->op->name,
-            epilogue ? " and an elementwise epilogue" : "");
+  sb_printf(sb, "/* %s%s%s: reduction in double, as the reference kernel */\n", P ? "an elementwise chain, " : "",
+            a->op->name, epilogue ? " and an elementwise epilogue" : "");
   sb_printf(sb, "static rlyrt_status %s(rlyrt_object *const *args, rlyrt_object **out) {\n", name);
   if (rdim) {
     sb_printf(sb, "  static const int64_t shape[%d] = {", rdim);
@@ -184,7 +287,13 @@ bool reduce_lower(StrBuf *sb, const char *name, const Group *g, int anchor, cons
   sb_puts(sb, ");\n");
   sb_printf(sb, "  %s *restrict o = (%s *)t->dl.data;\n", ct, ct);
   sb_puts(sb, "  {\n");
-  sb_printf(sb, "    const %s *restrict x = (const %s *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", ct, ct, p);
+  if (P) { /* the chain's pointers, bounds and constants; its value per element */
+    ew_put_pointers(sb, &P->ew, 4);
+    ew_put_bounds(sb, &P->ew);
+    sb_printf(sb, "    %s vv[1];\n", ct);
+  } else {
+    sb_printf(sb, "    const %s *restrict x = (const %s *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", ct, ct, p);
+  }
   sb_puts(sb, "    int64_t oi = 0;\n");
   int indent = 4;
   StrBuf idx = {0};
@@ -206,7 +315,7 @@ bool reduce_lower(StrBuf *sb, const char *name, const Group *g, int anchor, cons
     }
   }
   sb_printf(sb, "%*s{\n", indent, "");
-  sb_printf(sb, "%*s  const double v = (double)x[%s];\n", indent, "", idx.len ? sb_str(&idx) : "0");
+  put_operand(sb, P, tx, idx.len ? sb_str(&idx) : "0", indent + 2);
   if (op == OP_MAX) sb_printf(sb, "%*s  acc = first || !(acc > v) ? v : acc;\n", indent, "");
   else if (op == OP_MIN) sb_printf(sb, "%*s  acc = first || !(acc < v) ? v : acc;\n", indent, "");
   else sb_printf(sb, "%*s  acc += v;\n", indent, "");
