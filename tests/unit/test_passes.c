@@ -17,7 +17,7 @@
 **   type-checks, anf is idempotent on the printed text, and re-inferring
 **   the types from scratch gives the types the pass kept.
 ** - the interpreter runs it before and after `simplify_inference,
-**   fold_constant,fuse_ops` (and again after `dce,anf,primitive` on top,
+**   graph_form,fold_constant,fuse_ops` (and again after `dce,anf,primitive` on top,
 **   the rest of the compiler's pipeline), on a fresh
 **   parse: the results must agree within a float tolerance (the
 **   simplified batch_norm rounds differently from its kernel) and errors
@@ -27,7 +27,8 @@
 **   parameters, constants).
 ** Then: 100,000-long let chains (live and dead) and a 100,000-deep graph
 ** chain go through anf+dce on a 1 MiB thread stack (and a 100,000-deep
-** chain through fuse_ops and fold_constant), and pass_run rejects unknown
+** chain through fuse_ops and fold_constant, and a 100,000-long let chain
+** through graph_form and fuse_ops), and pass_run rejects unknown
 ** names. */
 #include <dirent.h>
 #include <pthread.h>
@@ -49,7 +50,7 @@
 
 static const char *const ANF[] = {"anf"};
 static const char *const ANF_DCE[] = {"anf", "dce"};
-static const char *const OPTIMIZE[] = {"simplify_inference", "fold_constant", "fuse_ops"};
+static const char *const OPTIMIZE[] = {"simplify_inference", "graph_form", "fold_constant", "fuse_ops"};
 
 /* {==== Helpers ====} */
 
@@ -423,10 +424,10 @@ static void check_optimize(const char *path, bool run) {
   ** groups fuse_ops makes read their parameters only. */
   int input_primitives = 0, primitives = 0;
   primitive_bodies_ok(m, &input_primitives);
-  ok = pass_run(m, OPTIMIZE, 3, &d) && ir_verify(m, &d);
+  ok = pass_run(m, OPTIMIZE, (int)RLY_COUNTOF(OPTIMIZE), &d) && ir_verify(m, &d);
   CHECK(ok);
   if (!ok) {
-    fprintf(stderr, "%s: simplify_inference,fold_constant,fuse_ops failed\n", path);
+    fprintf(stderr, "%s: simplify_inference,graph_form,fold_constant,fuse_ops failed\n", path);
     goto done;
   }
   CHECK(pass_module_typed(m));
@@ -443,7 +444,7 @@ static void check_optimize(const char *path, bool run) {
   CHECK(pass_retype(m, &d));
   typed2 = print_module(m, true);
   if (strcmp(typed1, typed2) != 0) {
-    CHECK(!"fold_constant and fuse_ops keep the types inference gives");
+    CHECK(!"graph_form, fold_constant and fuse_ops keep the types inference gives");
     fprintf(stderr, "%s: kept:\n%s\nre-inferred:\n%s\n", path, typed1, typed2);
   }
   for (int round = 0; round < 2; round++) {
@@ -463,7 +464,7 @@ static void check_optimize(const char *path, bool run) {
     bool same = err_before || err_after ? err_before && err_after && strcmp(err_before, err_after) == 0
                                         : close_values(before, after);
     if (!same) {
-      CHECK(!"the same result before and after simplify_inference,fold_constant,fuse_ops");
+      CHECK(!"the same result before and after simplify_inference,graph_form,fold_constant,fuse_ops");
       fprintf(stderr, "%s (round %d):\n  before: ", path, round);
       if (before) rlyrt_value_print(stderr, before);
       else fputs(err_before ? err_before : "?", stderr);
@@ -744,6 +745,30 @@ static void *chains(void *arg) {
   }
   module_free(m);
 
+  /* The same chain written as 100,000 lets: graph_form makes it the graph
+  ** chain (no let left), so fuse_ops groups it as above. */
+  sb_clear(&sb);
+  sb_puts(&sb, "#[version = \"0.0.5\"]\ndef @main(%x: Tensor[(1), int32]) -> Tensor[(1), int32] {\n  let %v0 = add(%x, 1);\n");
+  for (int i = 1; i < CHAIN; i++) sb_printf(&sb, "  let %%v%d = add(%%v%d, 1);\n", i, i - 1);
+  sb_printf(&sb, "  %%v%d\n}\n", CHAIN - 1);
+  m = parse_text(&sm, &d, "<let chain to fuse>", sb.data, sb.len);
+  CHECK(m && ty_infer_module(m, &d));
+  const char *const graph_fuse[] = {"graph_form", "fuse_ops"};
+  if (m && pass_run(m, graph_fuse, 1, &d)) {
+    CHECK(ir_verify(m, &d));
+    CHECK(m->defs[0]->func->u.func.body->kind == EXPR_CALL);
+    CHECK(pass_run(m, graph_fuse + 1, 1, &d));
+    char *text = print_module(m, false);
+    int groups = 0;
+    for (const char *p = text; (p = strstr(p, "Primitive=1")); p++) groups++;
+    CHECK_EQ(groups, (CHAIN + 255) / 256);
+    CHECK(strstr(text, "let ") == NULL);
+    free(text);
+  } else {
+    CHECK(!"graph_form on a deep let chain");
+  }
+  module_free(m);
+
   /* The same chain of constants folds to one constant. */
   sb_clear(&sb);
   sb_puts(&sb, "#[version = \"0.0.5\"]\ndef @main() -> int32 {\n  %0 = add(0, 1);\n");
@@ -777,6 +802,34 @@ static void test_chains(void) {
   CHECK_EQ(rc, 0);
   if (rc == 0) pthread_join(t, NULL);
   pthread_attr_destroy(&attr);
+}
+
+/* {==== graph_form ====} */
+
+/* A let whose variable is used in its own value (or is its value) cannot
+** run: graph_form keeps it for anf to report (the golden files hold only
+** programs that run). */
+static void test_graph_form_self(void) {
+  static const char *const srcs[] = {
+      "#[version = \"0.0.5\"]\ndef @main(%x: Tensor[(3), float32]) {\n"
+      "  let %s: Tensor[(3), float32] = add(%s, %x);\n  %s\n}\n",
+      "#[version = \"0.0.5\"]\ndef @main(%x: Tensor[(3), float32]) {\n"
+      "  let %s: Tensor[(3), float32] = %s;\n  add(%s, %x)\n}\n",
+  };
+  const char *const gf[] = {"graph_form"};
+  for (size_t i = 0; i < RLY_COUNTOF(srcs); i++) {
+    SourceMap sm = {0};
+    Diag d;
+    diag_init(&d, &sm);
+    Module *m = parse_text(&sm, &d, "<self>", srcs[i], strlen(srcs[i]));
+    CHECK(m && ty_infer_module(m, &d));
+    CHECK(m && pass_run(m, gf, 1, &d) && ir_verify(m, &d));
+    CHECK(m && m->defs[0]->func->u.func.body->kind == EXPR_LET);
+    if (diag_count(&d)) diag_print(&d, stderr);
+    module_free(m);
+    diag_free(&d);
+    srcmap_free(&sm);
+  }
 }
 
 /* {==== The driver ====} */
@@ -835,6 +888,7 @@ static void test_self_use(void) {
 int main(void) {
   test_driver();
   test_self_use();
+  test_graph_form_self();
   test_corpus();
   test_chains();
   return check_report("test_passes");
