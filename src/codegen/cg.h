@@ -140,6 +140,10 @@ void cg_make_groups(Cg *cg);
 ** straight-line global F->plan_size, else F->frame_size; cg->plan_off of
 ** its planned intermediates (and of its state parameters). */
 void cg_plan_function(Cg *cg, CFunc *F);
+/* Bytes reserved for the object of a tuple of n fields kept in a frame. */
+#define CG_TUPLE_HEADER(n) ((int64_t)(64 + 8 * (n) + 63) & ~(int64_t)63)
+/* The offset of field k's data from a frame tuple's start. */
+int64_t cg_tuple_field_offset(const Type *t, int k);
 /* Is v a parameter of the current function kept in a frame state slot? */
 bool cg_state_param(const Cg *cg, const Expr *v);
 

@@ -549,7 +549,27 @@ void cg_emit_block(Cg *cg, StrBuf *o, int ind, Expr *body, const char *dest, boo
     snprintf(vname, sizeof vname, "v%u", var->id);
     if ((cg->cur->plan_size || cg->cur->frame_size) && cg->plan_off[var->id] >= 0) { /* the kernel writes into the workspace */
       cg_indent(o, ind);
-      sb_printf(o, "v%u = &w%u.obj;\n", var->id, var->id);
+      if (var->type->kind == TYPE_TUPLE) {
+        /* The tuple object is made here, in the frame's memory (its type is
+        ** the tuple's own, set by these stores): the same bytes may have
+        ** held other tensors earlier in the step. */
+        unsigned id = var->id;
+        sb_printf(o, "w%u->obj.refcount = RLYRT_REFCOUNT_STATIC;\n", id);
+        cg_indent(o, ind);
+        sb_printf(o, "w%u->obj.kind = RLYRT_TUPLE;\n", id);
+        cg_indent(o, ind);
+        sb_printf(o, "w%u->obj.flags = 0;\n", id);
+        cg_indent(o, ind);
+        sb_printf(o, "w%u->n = %d;\n", id, var->type->u.tuple.n);
+        for (int k = 0; k < var->type->u.tuple.n; k++) {
+          cg_indent(o, ind);
+          sb_printf(o, "w%u->fields[%d] = &w%u_%d.obj;\n", id, k, id, k);
+        }
+        cg_indent(o, ind);
+        sb_printf(o, "v%u = &w%u->obj;\n", id, id);
+      } else {
+        sb_printf(o, "v%u = &w%u.obj;\n", var->id, var->id);
+      }
     }
     unframe_uses(cg, o, ind, chain.data[i]->u.let.value, false);
     cg->dest_planned = (cg->cur->plan_size || cg->cur->frame_size) && cg->plan_off[var->id] >= 0;

@@ -23,6 +23,39 @@ static bool keeps_scalar(const Cg *cg, const Expr *p) {
   return t->kind == TYPE_VAR || t->kind == TYPE_INCOMPLETE || (t->kind == TYPE_TENSOR && t->u.tensor.ndim == 0);
 }
 
+/* "rlyrt_tensor NAME" of type t whose data is at offset off of the
+** workspace: a static object on the stack (its shape a static array). */
+static void emit_frame_tensor(Cg *cg, StrBuf *o, const char *name, const Type *t, int64_t off) {
+  DType dt = t->u.tensor.dtype;
+  if (t->u.tensor.ndim) {
+    sb_printf(&cg->consts, "static const int64_t RC_sh%s[] = {", name + 1);
+    for (int k = 0; k < t->u.tensor.ndim; k++)
+      sb_printf(&cg->consts, "%s%lld", k ? ", " : "", (long long)t->u.tensor.shape[k]);
+    sb_puts(&cg->consts, "};\n");
+  }
+  sb_printf(o, "  rlyrt_tensor %s = {{RLYRT_REFCOUNT_STATIC, RLYRT_TENSOR, RLYRT_TENSOR_ON_STACK}, {(char *)ws + %lld, "
+               "{kDLCPU, 0}, %d, {%u, %u, %u}, ", name, (long long)off, t->u.tensor.ndim, dt.code, dt.bits, dt.lanes);
+  if (t->u.tensor.ndim) sb_printf(o, "(int64_t *)RC_sh%s, NULL, 0}};\n", name + 1);
+  else sb_puts(o, "NULL, NULL, 0}};\n");
+}
+
+/* A tuple of static tensors kept in the frame (plan.c): the tuple object
+** is made in the frame's memory (its type is the tuple's own, set by these
+** stores), its fields are static tensors on the stack whose data follows
+** it in the frame. */
+static void emit_frame_tuple(Cg *cg, StrBuf *o, const Expr *var, int64_t off) {
+  const Type *t = var->type;
+  int n = t->u.tuple.n;
+  for (int k = 0; k < n; k++) {
+    char name[48];
+    snprintf(name, sizeof name, "w%u_%d", var->id, k);
+    emit_frame_tensor(cg, o, name, t->u.tuple.fields[k], off + cg_tuple_field_offset(t, k));
+  }
+  sb_printf(o, "  _Static_assert(sizeof(rlyrt_tuple) + %d * sizeof(rlyrt_object *) <= %lld, \"a frame tuple's object\");\n",
+            n, (long long)CG_TUPLE_HEADER(n));
+  sb_printf(o, "  rlyrt_tuple *w%u = (rlyrt_tuple *)((char *)ws + %lld);\n", var->id, (long long)off);
+}
+
 /* Parameter p (argument i) on entry: its value, or its reference. */
 static void emit_param_entry(Cg *cg, StrBuf *o, int ind, const Expr *p, int i) {
   cg_indent(o, ind);
@@ -102,18 +135,13 @@ void cg_emit_group(Cg *cg, Group *G) {
       int64_t off = cg->plan_off[var->id];
       if (off < 0) continue;
       const Type *t = var->type;
-      DType dt = t->u.tensor.dtype;
-      if (t->u.tensor.ndim) {
-        sb_printf(&cg->consts, "static const int64_t RC_sh%u[] = {", var->id);
-        for (int k = 0; k < t->u.tensor.ndim; k++)
-          sb_printf(&cg->consts, "%s%lld", k ? ", " : "", (long long)t->u.tensor.shape[k]);
-        sb_puts(&cg->consts, "};\n");
+      if (t->kind == TYPE_TUPLE) {
+        emit_frame_tuple(cg, o, var, off);
+        continue;
       }
-      sb_printf(o, "  rlyrt_tensor w%u = {{RLYRT_REFCOUNT_STATIC, RLYRT_TENSOR, RLYRT_TENSOR_ON_STACK}, {(char *)ws + %lld, "
-                   "{kDLCPU, 0}, %d, "
-                   "{%u, %u, %u}, ", var->id, (long long)off, t->u.tensor.ndim, dt.code, dt.bits, dt.lanes);
-      if (t->u.tensor.ndim) sb_printf(o, "(int64_t *)RC_sh%u, NULL, 0}};\n", var->id);
-      else sb_puts(o, "NULL, NULL, 0}};\n");
+      char name[32];
+      snprintf(name, sizeof name, "w%u", var->id);
+      emit_frame_tensor(cg, o, name, t, off);
     }
   if (multi) {
     sb_puts(o, "  switch (which) {\n");

@@ -11,7 +11,9 @@
 **   to another variable. It allocates its workspace with one rlyrt_alloc
 **   per call (NAME_ws takes it; a typed entry point passes the caller's).
 ** - Any other function alone in its C function (recursive globals, loops,
-**   closures) plans the kernel results that only kernels read: it pushes
+**   closures) plans the kernel results that only kernels read (tensors,
+**   and tuples of tensors such as split's, whose fields kernels read in
+**   place): it pushes
 **   its workspace on the thread's frame stack (rlyrt_frame_push) on entry
 **   and pops it on return, so a recursion or a loop step allocates nothing
 **   for them. Its statements are numbered in one pre-order over the nested
@@ -35,6 +37,30 @@ static int64_t tensor_bytes(const Type *t) {
     n *= t->u.tensor.shape[i];
   }
   return n;
+}
+
+/* A tuple of static tensors in a frame: its header (the tuple object,
+** at most CG_TUPLE_HEADER(n) bytes; the C code asserts it), then each
+** field's data at a 64-aligned offset (cg_tuple_field_offset). Its fields'
+** tensor objects are locals of the function. */
+int64_t cg_tuple_field_offset(const Type *t, int k) {
+  int64_t off = CG_TUPLE_HEADER(t->u.tuple.n);
+  for (int i = 0; i < k; i++) off += (tensor_bytes(t->u.tuple.fields[i]) + 63) & ~(int64_t)63;
+  return off;
+}
+
+/* Bytes of a kernel result kept in a frame: a tensor of static shape with
+** dimensions, or a tuple of static tensors (split, batch_norm...); -1
+** for anything else. */
+static int64_t frame_bytes(const Type *t) {
+  if (!t) return -1;
+  if (t->kind == TYPE_TENSOR) return t->u.tensor.ndim > 0 ? tensor_bytes(t) : -1;
+  if (t->kind != TYPE_TUPLE || t->u.tuple.n == 0) return -1;
+  for (int i = 0; i < t->u.tuple.n; i++) {
+    const Type *f = t->u.tuple.fields[i];
+    if (!f || f->kind != TYPE_TENSOR || tensor_bytes(f) < 0) return -1;
+  }
+  return cg_tuple_field_offset(t, t->u.tuple.n);
 }
 
 typedef struct Block {
@@ -225,8 +251,8 @@ static void walk_value(FrameWalk *w, Expr *v, Expr *var, bool tail) {
         int c = cand_index(w, v->u.call.args[k]);
         if (c >= 0) w->cands.data[c].last = at;
       }
-      int64_t bytes = tensor_bytes(v->type);
-      if (var && bytes > 0 && v->type->u.tensor.ndim > 0) {
+      int64_t bytes = frame_bytes(v->type);
+      if (var && bytes > 0) {
         Cand c = {var, at, at};
         w->cg->cand[var->id] = w->cand;
         w->cg->last[var->id] = w->cands.len;
@@ -300,7 +326,7 @@ static void plan_frame(Cg *cg, CFunc *F) {
   for (int c = 0; c < w.cands.len; c++) {
     Cand *cd = &w.cands.data[c];
     if (cg->mark[cd->var->id] == w.esc) continue;
-    cg->plan_off[cd->var->id] = fit_place(&fit, tensor_bytes(cd->var->type), cd->def, cd->last);
+    cg->plan_off[cd->var->id] = fit_place(&fit, frame_bytes(cd->var->type), cd->def, cd->last);
   }
   F->frame_size = fit.top;
   free(state);

@@ -1,15 +1,16 @@
 /* test_frames.c: the intermediates of loops and recursions live in frames
 ** (the thread's frame stack), not on the heap.
 **
-** usage: test_frames FRAMES.so (tests/api/frames.relay built by relayc
-** build; tests/tools/frames_test.sh).
+** usage: test_frames FRAMES.so [-O0] (tests/api/frames.relay built by
+** relayc build, at -O0 when told; tests/tools/frames_test.sh).
 **
 ** Every allocation goes through a counting allocator. A loop's step
 ** allocates nothing: @loop and @swap make as many allocations for 1,000
-** steps as for 10. A tree recursion allocates only the tensor each call
-** returns. The results equal the same computation done here in C, and
+** steps as for 10 (and @gates, whose step splits a tensor, from -O1). A
+** tree recursion allocates only the tensor each call returns. The results equal the same computation done here in C, and
 ** nothing is live at the end. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -164,6 +165,65 @@ static void test_swap(const rlyrt_module *m) {
   rlyrt_release(r1000);
 }
 
+static float gwe[128 * 32], gw[64 * 128];
+
+static rlyrt_object *run_gates(const rlyrt_module *m, int n, long *allocs) {
+  static const int64_t hs[] = {1, 32}, wes[] = {128, 32}, ws[] = {64, 128};
+  rlyrt_object *args[] = {scalar_i32(0),          scalar_i32(n),
+                          tensor_f32(2, hs, h0, 32), tensor_f32(2, hs, h0 + 32, 32),
+                          tensor_f32(2, wes, gwe, 128 * 32), tensor_f32(2, ws, gw, 64 * 128)};
+  rlyrt_object *r = NULL;
+  long before = atomic_load(&all_blocks);
+  rlyrt_status s = rlyrt_module_call(m, "gates", args, 6, &r);
+  *allocs = atomic_load(&all_blocks) - before;
+  if (s != RLYRT_OK) fprintf(stderr, "gates: %s\n", rlyrt_last_error());
+  CHECK_EQ(s, RLYRT_OK);
+  for (int i = 0; i < 6; i++) rlyrt_release(args[i]);
+  return r;
+}
+
+static void gates_ref(int n, float *a, float *b) {
+  memcpy(a, h0, 32 * sizeof(float));
+  memcpy(b, h0 + 32, 32 * sizeof(float));
+  for (int t = 0; t < n; t++) {
+    float e[128], g[64];
+    for (int j = 0; j < 128; j++) {
+      float acc = 0;
+      for (int k = 0; k < 32; k++) acc += a[k] * gwe[j * 32 + k];
+      e[j] = acc;
+    }
+    for (int j = 0; j < 64; j++) {
+      float acc = 0;
+      for (int k = 0; k < 128; k++) acc += e[k] * gw[j * 128 + k];
+      g[j] = acc;
+    }
+    for (int i = 0; i < 32; i++) {
+      a[i] = tanhf(g[i]) + a[i];
+      b[i] = 1 / (1 + expf(-g[32 + i])) + b[i];
+    }
+  }
+}
+
+/* The split's tuple is in the frame from -O1 (its parts are read inside
+** the kernels); at -O0 the projections are statements of the body, so the
+** tuple escapes to them and is made on the heap. */
+static void test_gates(const rlyrt_module *m, bool fused) {
+  float a[32], b[32];
+  long a10, a1000;
+  rlyrt_object *r10 = run_gates(m, 10, &a10);
+  rlyrt_object *r1000 = run_gates(m, 1000, &a1000);
+  if (!r10 || !r1000) return;
+  gates_ref(10, a, b);
+  CHECK(max_err(data_of(rlyrt_field(r10, 0)), a, 32) < 1e-4);
+  CHECK(max_err(data_of(rlyrt_field(r10, 1)), b, 32) < 1e-4);
+  gates_ref(1000, a, b);
+  CHECK(max_err(data_of(rlyrt_field(r1000, 0)), a, 32) < 1e-3);
+  CHECK(max_err(data_of(rlyrt_field(r1000, 1)), b, 32) < 1e-3);
+  if (fused) CHECK_EQ(a1000, a10);
+  rlyrt_release(r10);
+  rlyrt_release(r1000);
+}
+
 static void tree_ref(int d, float k, const float *x, float *out) {
   if (d == 0) {
     for (int i = 0; i < H; i++) out[i] = 1 / (1 + expf(-(x[i] * k)));
@@ -202,10 +262,11 @@ static void test_tree(const rlyrt_module *m) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: test_frames FRAMES.so\n");
+  if (argc != 2 && argc != 3) {
+    fprintf(stderr, "usage: test_frames FRAMES.so [-O0]\n");
     return 2;
   }
+  bool fused = argc == 2 || strcmp(argv[2], "-O0") != 0;
   rlyrt_set_allocator(&counting);
   uint32_t seed = 12345;
   for (int i = 0; i < H; i++) {
@@ -216,6 +277,14 @@ int main(int argc, char **argv) {
     seed = seed * 1664525u + 1013904223u;
     w[i] = ((float)(seed >> 8) / (float)(1u << 24) - 0.5f) * 0.25f;
   }
+  for (int i = 0; i < 128 * 32; i++) {
+    seed = seed * 1664525u + 1013904223u;
+    gwe[i] = ((float)(seed >> 8) / (float)(1u << 24) - 0.5f) * 0.25f;
+  }
+  for (int i = 0; i < 64 * 128; i++) {
+    seed = seed * 1664525u + 1013904223u;
+    gw[i] = ((float)(seed >> 8) / (float)(1u << 24) - 0.5f) * 0.125f;
+  }
   rlyrt_module *m = NULL;
   if (rlyrt_module_load(argv[1], &m) != RLYRT_OK) {
     fprintf(stderr, "cannot load %s: %s\n", argv[1], rlyrt_last_error());
@@ -224,6 +293,7 @@ int main(int argc, char **argv) {
   test_loop(m);
   test_swap(m);
   test_tree(m);
+  test_gates(m, fused);
   rlyrt_module_free(m);
   CHECK_EQ(atomic_load(&live_blocks), 0);
   return check_report("test_frames");

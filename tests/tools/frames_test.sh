@@ -12,5 +12,5 @@ trap 'rm -rf "$tmp"' EXIT
 trap 'exit 1' HUP INT TERM
 for opt in -O2 -O0; do
   "$relayc" build "$src/tests/api/frames.relay" -o "$tmp/frames.so" $opt
-  "$test" "$tmp/frames.so" || { echo "FAIL: test_frames at $opt" >&2; exit 1; }
+  "$test" "$tmp/frames.so" $opt || { echo "FAIL: test_frames at $opt" >&2; exit 1; }
 done
