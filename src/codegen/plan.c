@@ -329,6 +329,7 @@ static void plan_frame(Cg *cg, CFunc *F) {
     cg->plan_off[cd->var->id] = fit_place(&fit, frame_bytes(cd->var->type), cd->def, cd->last);
   }
   F->frame_size = fit.top;
+  VEC_FREE(&fit.live);
   free(state);
   VEC_FREE(&w.cands);
   VEC_FREE(&w.jumps);
