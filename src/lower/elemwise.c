@@ -439,16 +439,28 @@ bool ew_lower(StrBuf *sb, const char *name, const Group *g, const char *where) {
   sb_puts(sb, "/* ");
   put_ops(sb, g);
   sb_puts(sb, ": elementwise chain, one loop */\n");
-  if (numel) {
+  /* float32 chains have AVX-512 and AVX2 versions too, picked at run
+  ** time as the GEMM kernels' are: the same operations (no contraction),
+  ** so the same bits, 16 or 8 wide instead of SSE2's 4. */
+  bool versions = numel >= 16 && is_f32(rt);
+  if (versions) lower_put_isa_preamble(sb);
+  for (int i = 0; numel && i < (versions ? lower_isa_count() : 1); i++) {
     /* The loops in a function of their own: gcc trusts restrict on
     ** parameters, not on locals loaded from the argument objects, and
     ** at -O2 it vectorizes no loop that would need an aliasing check. */
-    sb_printf(sb, "static void %s_loop(%s *restrict o", name, ot);
+    if (versions) {
+      lower_put_isa_if(sb, i);
+      if (lower_isa_target(i)) sb_printf(sb, "__attribute__((target(\"%s\"))) ", lower_isa_target(i));
+      sb_printf(sb, "static void %s_loop_%s(%s *restrict o", name, lower_isa_suffix(i), ot);
+    } else {
+      sb_printf(sb, "static void %s_loop(%s *restrict o", name, ot);
+    }
     ew_put_pointer_list(sb, &ew, EW_PTR_PARAMS);
     sb_puts(sb, ") {\n");
     ew_put_bounds(sb, &ew);
     put_loops(sb, &ew, 2);
     sb_puts(sb, "}\n");
+    if (versions) sb_puts(sb, "#endif\n");
   }
   sb_printf(sb, "static rlyrt_status %s(rlyrt_object *const *args, rlyrt_object **out) {\n", name);
   if (ndim) {
@@ -465,6 +477,14 @@ bool ew_lower(StrBuf *sb, const char *name, const Group *g, const char *where) {
   sb_puts(sb, ");\n");
   if (!numel) {
     sb_puts(sb, "  (void)args;\n");
+  } else if (versions) {
+    StrBuf args = {0}, fn = {0};
+    sb_printf(&args, "(%s *)t->dl.data", ot);
+    ew_put_pointer_list(&args, &ew, EW_PTR_ARGS);
+    sb_printf(&fn, "%s_loop", name);
+    lower_put_isa_call(sb, sb_str(&fn), sb_str(&args));
+    sb_free(&args);
+    sb_free(&fn);
   } else {
     sb_printf(sb, "  %s_loop((%s *)t->dl.data", name, ot);
     ew_put_pointer_list(sb, &ew, EW_PTR_ARGS);

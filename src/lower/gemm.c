@@ -66,6 +66,55 @@ enum { KC = 256, MC = 120, NC = 1024, MR_MAX = 12, NR_MAX = 32 }; /* MC: a multi
 
 static bool portable(const Isa *isa) { return isa->target == NULL; }
 
+/* {==== ISA versions, shared with the other lowerings (kernel.h) ====} */
+
+void lower_put_isa_preamble(StrBuf *sb) {
+  sb_puts(sb, "#if !defined(RLYRT_ISA_X86) && defined(__x86_64__) && defined(__GNUC__)\n"
+              "#define RLYRT_ISA_X86 1\n"
+              "#include <immintrin.h>\n"
+              "#endif\n"
+              "#ifndef RLYRT_ISA_MAX\n"
+              "#define RLYRT_ISA_MAX 2\n"
+              "#endif\n"
+              /* the level the whole file is compiled for (--target native) */
+              "#ifndef RLYRT_ISA_MIN\n"
+              "#if RLYRT_ISA_X86 && defined(__AVX512F__) && RLYRT_ISA_MAX >= 2\n"
+              "#define RLYRT_ISA_MIN 2\n"
+              "#elif RLYRT_ISA_X86 && defined(__AVX2__) && defined(__FMA__) && RLYRT_ISA_MAX >= 1\n"
+              "#define RLYRT_ISA_MIN 1\n"
+              "#else\n"
+              "#define RLYRT_ISA_MIN 0\n"
+              "#endif\n"
+              "#endif\n");
+}
+
+int lower_isa_count(void) { return (int)RLY_COUNTOF(isas); }
+const char *lower_isa_suffix(int i) { return isas[i].suffix; }
+const char *lower_isa_target(int i) { return isas[i].target; }
+
+void lower_put_isa_if(StrBuf *sb, int i) {
+  const Isa *isa = &isas[i];
+  if (isa->target)
+    sb_printf(sb, "#if RLYRT_ISA_X86 && RLYRT_ISA_MAX >= %d && RLYRT_ISA_MIN <= %d\n", isa->level, isa->level);
+  else sb_puts(sb, "#if RLYRT_ISA_MIN == 0\n");
+}
+
+void lower_put_isa_call(StrBuf *sb, const char *fn, const char *args) {
+  for (size_t i = 0; i < RLY_COUNTOF(isas); i++) {
+    const Isa *isa = &isas[i];
+    /* the best version the CPU runs; the file's own level needs no test */
+    int l = isa->level;
+    if (isa->target) {
+      sb_printf(sb, "#if RLYRT_ISA_X86 && RLYRT_ISA_MAX >= %d && RLYRT_ISA_MIN <= %d\n", l, l);
+      sb_printf(sb, "#if RLYRT_ISA_MIN < %d\n  if (%s)\n#endif\n", l, isa->check);
+      sb_printf(sb, "    %s_%s(%s);\n", fn, isa->suffix, args);
+      sb_printf(sb, "#if RLYRT_ISA_MIN < %d\n  else\n#endif\n#endif\n", l);
+    } else {
+      sb_printf(sb, "#if RLYRT_ISA_MIN == 0\n    %s_%s(%s);\n#endif\n", fn, isa->suffix, args);
+    }
+  }
+}
+
 /* The vector operations as text: the portable ISA's need the kernel name. */
 static void v_type(StrBuf *sb, const Isa *isa, const char *name) {
   if (portable(isa)) sb_printf(sb, isa->vtype, name);
@@ -593,30 +642,12 @@ bool gemm_lower(StrBuf *sb, const char *name, const Group *g, int anchor, const 
   put_ops(sb, g);
   sb_printf(sb, ": %s float32, %lld x [%lld x %lld] x %lld%s */\n", G.gemv ? "GEMV" : "packed GEMM", (long long)G.q,
             (long long)G.m, (long long)G.n, (long long)G.k, G.epilogue ? ", elementwise epilogue" : "");
-  sb_puts(sb, "#if !defined(RLYRT_ISA_X86) && defined(__x86_64__) && defined(__GNUC__)\n"
-              "#define RLYRT_ISA_X86 1\n"
-              "#include <immintrin.h>\n"
-              "#endif\n"
-              "#ifndef RLYRT_ISA_MAX\n"
-              "#define RLYRT_ISA_MAX 2\n"
-              "#endif\n"
-              /* the level the whole file is compiled for (--target native) */
-              "#ifndef RLYRT_ISA_MIN\n"
-              "#if RLYRT_ISA_X86 && defined(__AVX512F__) && RLYRT_ISA_MAX >= 2\n"
-              "#define RLYRT_ISA_MIN 2\n"
-              "#elif RLYRT_ISA_X86 && defined(__AVX2__) && defined(__FMA__) && RLYRT_ISA_MAX >= 1\n"
-              "#define RLYRT_ISA_MIN 1\n"
-              "#else\n"
-              "#define RLYRT_ISA_MIN 0\n"
-              "#endif\n"
-              "#endif\n");
+  lower_put_isa_preamble(sb);
   put_helpers(sb, name, &G);
   if (G.epilogue) put_epilogue_fn(sb, name, &G);
   for (size_t i = 0; i < RLY_COUNTOF(isas); i++) {
     const Isa *isa = &isas[i];
-    if (isa->target)
-      sb_printf(sb, "#if RLYRT_ISA_X86 && RLYRT_ISA_MAX >= %d && RLYRT_ISA_MIN <= %d\n", isa->level, isa->level);
-    else sb_puts(sb, "#if RLYRT_ISA_MIN == 0\n");
+    lower_put_isa_if(sb, (int)i);
     if (G.gemv) put_gemv(sb, isa, name, &G);
     else put_gemm(sb, isa, name, &G);
     sb_puts(sb, "#endif\n");
@@ -646,19 +677,9 @@ bool gemm_lower(StrBuf *sb, const char *name, const Group *g, int anchor, const 
     bufs = ", ap, bp";
   }
   sb_puts(sb, "  float *o = (float *)t->dl.data;\n");
-  for (size_t i = 0; i < RLY_COUNTOF(isas); i++) {
-    const Isa *isa = &isas[i];
-    /* the best version the CPU runs; the file's own level needs no test */
-    int l = isa->level;
-    if (isa->target) {
-      sb_printf(sb, "#if RLYRT_ISA_X86 && RLYRT_ISA_MAX >= %d && RLYRT_ISA_MIN <= %d\n", l, l);
-      sb_printf(sb, "#if RLYRT_ISA_MIN < %d\n  if (%s)\n#endif\n", l, isa->check);
-      sb_printf(sb, "    %s_%s(args, o%s);\n", name, isa->suffix, bufs);
-      sb_printf(sb, "#if RLYRT_ISA_MIN < %d\n  else\n#endif\n#endif\n", l);
-    } else {
-      sb_printf(sb, "#if RLYRT_ISA_MIN == 0\n    %s_%s(args, o%s);\n#endif\n", name, isa->suffix, bufs);
-    }
-  }
+  char call_args[32];
+  snprintf(call_args, sizeof call_args, "args, o%s", bufs);
+  lower_put_isa_call(sb, name, call_args);
   if (!G.gemv) sb_puts(sb, "  rlyrt_free(bp);\n  rlyrt_free(ap);\n");
   sb_puts(sb, "  *out = &t->obj;\n  return RLYRT_OK;\n}\n");
   return true;

@@ -173,6 +173,17 @@ bool ew_lower(StrBuf *out, const char *name, const Group *g, const char *where);
 ** operands are parameters), with the group's other live nodes as an
 ** elementwise epilogue; false (appending nothing) when it does not apply. */
 bool gemm_lower(StrBuf *out, const char *name, const Group *g, int anchor, const char *where);
+/* ISA versions (gemm.c): the preamble that defines RLYRT_ISA_X86/MAX/MIN
+** (once per kernel, harmless when repeated); the #if guarding version i
+** (0: AVX-512F, 1: AVX2+FMA, 2: portable) and its target attribute (NULL
+** for the portable one) and name suffix; the dispatch that calls
+** fn_SUFFIX(args) for the best version the CPU runs. */
+void lower_put_isa_preamble(StrBuf *sb);
+int lower_isa_count(void);
+const char *lower_isa_suffix(int i);
+const char *lower_isa_target(int i);
+void lower_put_isa_if(StrBuf *sb, int i);
+void lower_put_isa_call(StrBuf *sb, const char *fn, const char *args);
 
 /* {==== Softmax and reductions (reduce.c) ====} */
 
