@@ -19,26 +19,7 @@
 
 #include "../unit/check.h"
 #include "relayc/runtime.h"
-
-static atomic_long live_blocks, all_blocks;
-
-static void *count_alloc(void *ctx, size_t size, size_t align) {
-  (void)ctx;
-  if (align < sizeof(void *)) align = sizeof(void *);
-  void *p = NULL;
-  if (posix_memalign(&p, align, size ? size : 1) != 0) return NULL;
-  atomic_fetch_add(&live_blocks, 1);
-  atomic_fetch_add(&all_blocks, 1);
-  return p;
-}
-
-static void count_free(void *ctx, void *p) {
-  (void)ctx;
-  atomic_fetch_sub(&live_blocks, 1);
-  free(p);
-}
-
-static const rlyrt_allocator counting = {count_alloc, count_free, NULL};
+#include "counting.h"
 
 enum { H = 64 };
 
