@@ -43,7 +43,7 @@
 #include "kernels/kernel.h"
 
 #define KERNEL(name, fn) rlyrt_status fn(rlyrt_kernel_call *c);
-#include "kernels/k_elemwise.def"
+#include "relayc/kernels/k_elemwise.def"
 #undef KERNEL
 
 enum { MAX_NDIM = 64 }; /* the runtime's largest rank (rlyrt_tensor_new) */

@@ -28,7 +28,7 @@
 #include "kernels/kernel.h"
 
 #define KERNEL(name, fn) rlyrt_status fn(rlyrt_kernel_call *c);
-#include "kernels/k_nn.def"
+#include "relayc/kernels/k_nn.def"
 #undef KERNEL
 
 enum { MAXSP = 3, MAXR = 64 }; /* spatial dims of conv/pool/resize; any rank */

@@ -22,7 +22,7 @@
 #include "kernels/kernel.h"
 
 #define KERNEL(name, fn) rlyrt_status fn(rlyrt_kernel_call *c);
-#include "kernels/k_transform.def"
+#include "relayc/kernels/k_transform.def"
 #undef KERNEL
 
 /* The largest rank handled (the runtime's own limit). */

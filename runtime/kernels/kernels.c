@@ -5,9 +5,9 @@
 #include "kernels/kernel.h"
 
 #define KERNEL(name, fn) rlyrt_status fn(rlyrt_kernel_call *c);
-#include "kernels/k_elemwise.def"
-#include "kernels/k_nn.def"
-#include "kernels/k_transform.def"
+#include "relayc/kernels/k_elemwise.def"
+#include "relayc/kernels/k_nn.def"
+#include "relayc/kernels/k_transform.def"
 #undef KERNEL
 
 static const struct {
@@ -15,9 +15,9 @@ static const struct {
   rlyrt_kernel_fn fn;
 } table[] = {
 #define KERNEL(name, fn) {name, fn},
-#include "kernels/k_elemwise.def"
-#include "kernels/k_nn.def"
-#include "kernels/k_transform.def"
+#include "relayc/kernels/k_elemwise.def"
+#include "relayc/kernels/k_nn.def"
+#include "relayc/kernels/k_transform.def"
 #undef KERNEL
     {NULL, NULL},
 };

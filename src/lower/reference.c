@@ -20,9 +20,9 @@ static const struct {
   const char *fn;
 } kernels[] = {
 #define KERNEL(name, fn) {name, #fn},
-#include "kernels/k_elemwise.def"
-#include "kernels/k_nn.def"
-#include "kernels/k_transform.def"
+#include "relayc/kernels/k_elemwise.def"
+#include "relayc/kernels/k_nn.def"
+#include "relayc/kernels/k_transform.def"
 #undef KERNEL
 };
 
