@@ -133,6 +133,10 @@ void cg_collect_funcs(Cg *cg);
 /* Groups the globals into strongly connected components of the graph of
 ** tail calls between them (cg->groups; CFunc.group and .member). */
 void cg_make_groups(Cg *cg);
+/* The member of F's group (F itself for a closure's call of its own let
+** variable) that call, in tail position of F, calls: the jump's target;
+** NULL when it is an ordinary call. */
+CFunc *cg_jump_target(Cg *cg, CFunc *F, const Expr *call);
 
 /* {==== plan.c ====} */
 

@@ -167,19 +167,6 @@ static void emit_jump(Cg *cg, StrBuf *o, int ind, CFunc *T, Expr **args, int n) 
   sb_puts(o, "}\n");
 }
 
-/* Is the call e (in tail position of the current function) a call of a
-** member of the current group? Returns the member or NULL. */
-static CFunc *jump_target(Cg *cg, const Expr *e) {
-  const Expr *callee = e->u.call.callee;
-  CFunc *F = cg->cur;
-  if (callee->kind == EXPR_VAR && F->self_var && callee == F->self_var) return F;
-  if (callee->kind == EXPR_GLOBAL && callee->u.global.def) {
-    CFunc *T = cg_func_of(cg, callee->u.global.def->func);
-    if (T && F->g && T->group == F->group) return T;
-  }
-  return NULL;
-}
-
 /* Emits the evaluation of value into dest (an owned reference). */
 static void emit_value(Cg *cg, StrBuf *o, int ind, Expr *v, const char *dest, bool tail) {
   switch (v->kind) {
@@ -221,7 +208,7 @@ static void emit_value(Cg *cg, StrBuf *o, int ind, Expr *v, const char *dest, bo
   case EXPR_CALL: {
     Expr *callee = v->u.call.callee;
     int n = v->u.call.nargs;
-    CFunc *T = tail ? jump_target(cg, v) : NULL;
+    CFunc *T = tail ? cg_jump_target(cg, cg->cur, v) : NULL;
     if (T) {
       emit_jump(cg, o, ind, T, v->u.call.args, n);
       return;
@@ -466,7 +453,7 @@ static void unframe_uses(Cg *cg, StrBuf *o, int ind, Expr *v, bool tail) {
     return;
   case EXPR_CALL: {
     if (v->u.call.callee->kind == EXPR_FUNC && ir_is_primitive(v->u.call.callee)) return;
-    CFunc *T = tail ? jump_target(cg, v) : NULL;
+    CFunc *T = tail ? cg_jump_target(cg, cg->cur, v) : NULL;
     if (T == cg->cur) {
       for (int i = 0; i < v->u.call.nargs; i++) {
         Expr *a = v->u.call.args[i];

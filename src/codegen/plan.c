@@ -221,14 +221,6 @@ static void escape_all(FrameWalk *w, Expr *v) {
   for (int k = 0; k < w->tmp.len; k++) w->cg->mark[w->tmp.data[k]->id] = w->esc;
 }
 
-/* Is call (in tail position) a jump back to the top of the function? As
-** expr.c's jump_target, for a function alone in its C function. */
-static bool is_self_jump(const FrameWalk *w, const Expr *call) {
-  const Expr *callee = call->u.call.callee;
-  if (callee->kind == EXPR_VAR) return w->F->self_var && callee == w->F->self_var;
-  return w->F->g && callee->kind == EXPR_GLOBAL && callee->u.global.def && callee->u.global.def->func == w->F->fn;
-}
-
 static void walk_block(FrameWalk *w, Expr *body, bool tail);
 
 /* Statement value v (bound to var, or NULL: the value of its block). */
@@ -260,7 +252,7 @@ static void walk_value(FrameWalk *w, Expr *v, Expr *var, bool tail) {
       }
       break;
     }
-    if (tail && is_self_jump(w, v)) { /* decided after the walk (loop state) */
+    if (tail && cg_jump_target(w->cg, w->F, v) == w->F) { /* decided after the walk (loop state) */
       Jump j = {v, at};
       VEC_PUSH(&w->jumps, j);
       for (int k = 0; k < v->u.call.nargs; k++) {

@@ -81,3 +81,13 @@ void cg_make_groups(Cg *cg) {
   VEC_FREE(&adj);
   VEC_FREE(&calls);
 }
+
+CFunc *cg_jump_target(Cg *cg, CFunc *F, const Expr *call) {
+  const Expr *callee = call->u.call.callee;
+  if (callee->kind == EXPR_VAR && F->self_var && callee == F->self_var) return F;
+  if (callee->kind == EXPR_GLOBAL && callee->u.global.def) {
+    CFunc *T = cg_func_of(cg, callee->u.global.def->func);
+    if (T && F->g && T->group == F->group) return T;
+  }
+  return NULL;
+}
