@@ -441,6 +441,32 @@ static void put_gemv(StrBuf *sb, const Isa *isa, const char *name, const Gemm *G
 }
 
 /* GEMM: five loops around the MR x NR micro-kernel. */
+/* The packing of one operand's KC-deep block into W-wide panels (loop
+** variable o over lim, lane x): dst[l * W + x] is the operand at
+** (base + o + x, pc + l), 0 past lim; s_x and s_k its strides. A and B
+** are packed by the same code, at indentation ind. */
+static void put_pack(StrBuf *sb, int ind, const char *o, const char *lim, const char *w, const char *x, const char *dst,
+                     const char *src, const char *base, int64_t s_x, int64_t s_k) {
+  sb_printf(sb, "%*sfor (int64_t %s = 0; %s < %s; %s += %s) {\n", ind, "", o, o, lim, o, w);
+  sb_printf(sb, "%*s  float *restrict dst = %s + %s * kc;\n", ind, "", dst, o);
+  if (s_k == 1) {
+    sb_printf(sb, "%*s  for (int64_t %s = 0; %s < %s; %s++) {\n", ind, "", x, x, w, x);
+    sb_printf(sb, "%*s    if (%s + %s < %s) {\n", ind, "", o, x, lim);
+    sb_printf(sb, "%*s      const float *restrict src = %s + (%s + %s + %s) * %lld + pc;\n", ind, "", src, base, o, x,
+              (long long)s_x);
+    sb_printf(sb, "%*s      for (int64_t l = 0; l < kc; l++) dst[l * %s + %s] = src[l];\n", ind, "", w, x);
+    sb_printf(sb, "%*s    } else {\n", ind, "");
+    sb_printf(sb, "%*s      for (int64_t l = 0; l < kc; l++) dst[l * %s + %s] = 0;\n", ind, "", w, x);
+    sb_printf(sb, "%*s    }\n%*s  }\n", ind, "", ind, "");
+  } else {
+    sb_printf(sb, "%*s  for (int64_t l = 0; l < kc; l++)\n", ind, "");
+    sb_printf(sb, "%*s    for (int64_t %s = 0; %s < %s; %s++)\n", ind, "", x, x, w, x);
+    sb_printf(sb, "%*s      dst[l * %s + %s] = %s + %s < %s ? %s[(%s + %s + %s) * %lld + (pc + l) * %lld] : 0;\n", ind, "", w,
+              x, o, x, lim, src, base, o, x, (long long)s_x, (long long)s_k);
+  }
+  sb_printf(sb, "%*s}\n", ind, "");
+}
+
 static void put_gemm(StrBuf *sb, const Isa *isa, const char *name, const Gemm *G) {
   int w = isa->w, mr = isa->mr, nr = isa->nr, nv = nr / w;
   long long m = G->m, n = G->n, k = G->k;
@@ -456,43 +482,11 @@ static void put_gemm(StrBuf *sb, const Isa *isa, const char *name, const Gemm *G
   sb_printf(sb, "      for (int64_t pc = 0; pc < %lld; pc += KC) {\n", k);
   sb_printf(sb, "        const int64_t kc = %lld - pc < KC ? %lld - pc : KC;\n", k, k);
   /* Pack B[pc.., jc..] into NR-wide panels: bp[panel][l][col]. */
-  sb_puts(sb, "        for (int64_t jr = 0; jr < nc; jr += NR) {\n");
-  sb_puts(sb, "          float *restrict dst = bp + jr * kc;\n");
-  if (G->b_sk == 1) {
-    sb_puts(sb, "          for (int64_t cc = 0; cc < NR; cc++) {\n");
-    sb_puts(sb, "            if (jr + cc < nc) {\n");
-    sb_printf(sb, "              const float *restrict src = bq + (jc + jr + cc) * %lld + pc;\n", (long long)G->b_sj);
-    sb_puts(sb, "              for (int64_t l = 0; l < kc; l++) dst[l * NR + cc] = src[l];\n");
-    sb_puts(sb, "            } else {\n");
-    sb_puts(sb, "              for (int64_t l = 0; l < kc; l++) dst[l * NR + cc] = 0;\n");
-    sb_puts(sb, "            }\n          }\n");
-  } else {
-    sb_puts(sb, "          for (int64_t l = 0; l < kc; l++)\n");
-    sb_puts(sb, "            for (int64_t cc = 0; cc < NR; cc++)\n");
-    sb_printf(sb, "              dst[l * NR + cc] = jr + cc < nc ? bq[(pc + l) * %lld + (jc + jr + cc) * %lld] : 0;\n",
-              (long long)G->b_sk, (long long)G->b_sj);
-  }
-  sb_puts(sb, "        }\n");
+  put_pack(sb, 8, "jr", "nc", "NR", "cc", "bp", "bq", "jc", G->b_sj, G->b_sk);
   sb_printf(sb, "        for (int64_t ic = 0; ic < %lld; ic += MC) {\n", m);
   sb_printf(sb, "          const int64_t mc = %lld - ic < MC ? %lld - ic : MC;\n", m, m);
   /* Pack A[ic.., pc..] into MR-high panels: ap[panel][l][row]. */
-  sb_puts(sb, "          for (int64_t ir = 0; ir < mc; ir += MR) {\n");
-  sb_puts(sb, "            float *restrict dst = ap + ir * kc;\n");
-  if (G->a_sk == 1) {
-    sb_puts(sb, "            for (int64_t r = 0; r < MR; r++) {\n");
-    sb_puts(sb, "              if (ir + r < mc) {\n");
-    sb_printf(sb, "                const float *restrict src = aq + (ic + ir + r) * %lld + pc;\n", (long long)G->a_si);
-    sb_puts(sb, "                for (int64_t l = 0; l < kc; l++) dst[l * MR + r] = src[l];\n");
-    sb_puts(sb, "              } else {\n");
-    sb_puts(sb, "                for (int64_t l = 0; l < kc; l++) dst[l * MR + r] = 0;\n");
-    sb_puts(sb, "              }\n            }\n");
-  } else {
-    sb_puts(sb, "            for (int64_t l = 0; l < kc; l++)\n");
-    sb_puts(sb, "              for (int64_t r = 0; r < MR; r++)\n");
-    sb_printf(sb, "                dst[l * MR + r] = ir + r < mc ? aq[(ic + ir + r) * %lld + (pc + l) * %lld] : 0;\n",
-              (long long)G->a_si, (long long)G->a_sk);
-  }
-  sb_puts(sb, "          }\n");
+  put_pack(sb, 10, "ir", "mc", "MR", "r", "ap", "aq", "ic", G->a_si, G->a_sk);
   /* The micro-kernels. */
   sb_puts(sb, "          for (int64_t jr = 0; jr < nc; jr += NR)\n");
   sb_puts(sb, "            for (int64_t ir = 0; ir < mc; ir += MR) {\n");
