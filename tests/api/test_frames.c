@@ -7,7 +7,9 @@
 ** Every allocation goes through a counting allocator. A loop's step
 ** allocates nothing: @loop and @swap make as many allocations for 1,000
 ** steps as for 10 (and @gates, whose step splits a tensor, from -O1). A
-** tree recursion allocates only the tensor each call returns. The results equal the same computation done here in C, and
+** tree recursion allocates only the tensor each call returns. Every
+** allocation of a call failing in turn gives RLYRT_E_NOMEM and leaks
+** nothing. The results equal the same computation done here in C, and
 ** nothing is live at the end. */
 #include <math.h>
 #include <stdbool.h>
@@ -20,6 +22,19 @@
 #include "../unit/check.h"
 #include "relayc/runtime.h"
 #include "counting.h"
+
+/* An allocator that fails once `budget` allocations have been made
+** (-1: never), over the counting one. */
+static atomic_long budget = -1;
+
+static void *budget_alloc(void *ctx, size_t size, size_t align) {
+  long b = atomic_load(&budget);
+  if (b == 0) return NULL;
+  if (b > 0) atomic_fetch_sub(&budget, 1);
+  return count_alloc(ctx, size, align);
+}
+
+static const rlyrt_allocator budgeted = {budget_alloc, count_free, NULL};
 
 enum { H = 64 };
 
@@ -242,13 +257,60 @@ static void test_tree(const rlyrt_module *m) {
   rlyrt_release(r);
 }
 
+/* Every function with its allocations failing from the first on: a
+** failure is RLYRT_E_NOMEM with a message, never a crash, and nothing
+** stays allocated (frames popped, parameters copied out of their slots
+** released); with enough allocations the call succeeds. */
+static void test_out_of_memory(const rlyrt_module *m) {
+  static const int64_t hs[] = {1, H}, ws[] = {H, H}, gs[] = {1, 32}, wes[] = {128, 32}, gws[] = {64, 128};
+  static const char *const names[] = {"loop", "swap", "tree", "gates"};
+  for (int f = 0; f < 4; f++) {
+    bool failed = false, passed = false;
+    for (long k = 0; k < 64 && !passed; k++) {
+      rlyrt_object *args[6];
+      int n;
+      if (f == 3) {
+        rlyrt_object *a[] = {scalar_i32(0), scalar_i32(3), tensor_f32(2, gs, h0, 32), tensor_f32(2, gs, h0 + 32, 32),
+                             tensor_f32(2, wes, gwe, 128 * 32), tensor_f32(2, gws, gw, 64 * 128)};
+        n = 6;
+        memcpy(args, a, sizeof a);
+      } else if (f == 2) {
+        rlyrt_object *a[] = {scalar_i32(2), scalar_f32(0.5f), tensor_f32(2, hs, h0, H)};
+        n = 3;
+        memcpy(args, a, sizeof a);
+      } else {
+        rlyrt_object *a[] = {scalar_i32(0), scalar_i32(3), tensor_f32(2, hs, h0, H),
+                             f == 0 ? tensor_f32(2, ws, w, H * H) : tensor_f32(2, hs, h0, H)};
+        n = 4;
+        memcpy(args, a, sizeof a);
+      }
+      long live = atomic_load(&live_blocks);
+      rlyrt_object *r = NULL;
+      atomic_store(&budget, k);
+      rlyrt_status s = rlyrt_module_call(m, names[f], args, n, &r);
+      atomic_store(&budget, -1);
+      if (s == RLYRT_OK) {
+        passed = true;
+        rlyrt_release(r);
+      } else {
+        failed = true;
+        CHECK_EQ(s, RLYRT_E_NOMEM);
+        CHECK(r == NULL && strstr(rlyrt_last_error(), "memory") != NULL);
+      }
+      CHECK_EQ(atomic_load(&live_blocks), live);
+      for (int i = 0; i < n; i++) rlyrt_release(args[i]);
+    }
+    CHECK(failed && passed);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc != 2 && argc != 3) {
     fprintf(stderr, "usage: test_frames FRAMES.so [-O0]\n");
     return 2;
   }
   bool fused = argc == 2 || strcmp(argv[2], "-O0") != 0;
-  rlyrt_set_allocator(&counting);
+  rlyrt_set_allocator(&budgeted);
   uint32_t seed = 12345;
   for (int i = 0; i < H; i++) {
     seed = seed * 1664525u + 1013904223u;
@@ -275,6 +337,7 @@ int main(int argc, char **argv) {
   test_swap(m);
   test_tree(m);
   test_gates(m, fused);
+  test_out_of_memory(m);
   rlyrt_module_free(m);
   CHECK_EQ(atomic_load(&live_blocks), 0);
   return check_report("test_frames");
