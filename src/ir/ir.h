@@ -28,8 +28,8 @@ typedef struct TypeDef TypeDef;
 typedef struct Ctor Ctor;
 typedef struct GlobalDef GlobalDef;
 typedef struct Module Module;
-typedef struct OpDef OpDef;         /* ops/ops.h */
-typedef struct AttrsClass AttrsClass; /* ops/ops.h */
+typedef struct OpDef OpDef;         /* ir/schema.h */
+typedef struct AttrsClass AttrsClass; /* ir/schema.h */
 
 /* {==== Data types ====} */
 

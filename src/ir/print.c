@@ -45,7 +45,7 @@
 #include "ir/ir.h"
 #include "ir/meta_write.h"
 #include "ir/walk.h"
-#include "ops/ops.h"
+#include "ir/schema.h"
 
 /* {==== Scalars ====} */
 

@@ -30,7 +30,7 @@
 #include "base/vec.h"
 #include "ir/ir.h"
 #include "ir/walk.h"
-#include "ops/ops.h" /* OpDef.nargs, OpDef.attrs, AttrsClass.nfields */
+#include "ir/schema.h" /* OpDef.nargs, OpDef.attrs, AttrsClass.nfields */
 
 enum {
   S_VISITED = 1,   /* non-var node: checked */

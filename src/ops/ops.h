@@ -2,51 +2,12 @@
 ** ops.def; its attribute schema (an AttrsClass) is declared in attrs.def.
 ** The parser resolves operator names and builds call attributes here; the
 ** type checker, the interpreter and code generation will hang their
-** per-operator functions off the same rows. */
+** per-operator functions off the same rows. The shape of a row (OpDef,
+** AttrsClass, AttrField) is the IR's: ir/schema.h. */
 #ifndef RLY_OPS_H
 #define RLY_OPS_H
 
-#include "ir/ir.h"
-
-/* What kind of value an attribute field holds. */
-typedef enum {
-  AK_INT,          /* int / IndexExpr: 3 */
-  AK_BOOL,         /* True / False (0 and 1 accepted, normalised to bool) */
-  AK_DOUBLE,       /* 0.5f (an int is accepted, normalised to float) */
-  AK_STR,          /* "NCHW" */
-  AK_DTYPE,        /* "float32" or "" (must name a dtype when not empty) */
-  AK_INTS,         /* [1, 1] */
-  AK_DOUBLES,      /* [0f, 1f] (ints accepted) */
-  AK_INTS_NESTED,  /* [[0, 0], [1, 1]] (pad_width) */
-  AK_INT_OR_INTS,  /* 3 or [1, 2] (split's indices_or_sections, reduction axis) */
-  AK_ANY,          /* anything (objects from metadata, ...) */
-} AttrKind;
-
-typedef struct AttrField {
-  const char *name;
-  AttrKind kind;
-  bool nullable;     /* None is accepted */
-  const char *def;   /* canonical text of the default ("[1, 1]", "\"NCHW\"",
-                        "1e-05f", "True", "None"); NULL = required (no default,
-                        always printed; missing means None) */
-} AttrField;
-
-struct AttrsClass {
-  const char *name;          /* "Conv2DAttrs" (TVM: relay.attrs.Conv2DAttrs) */
-  const AttrField *fields;   /* in TVM's declaration order (= print order) */
-  int nfields;
-};
-
-/* TVM's TOpPattern values. */
-typedef enum {
-  OPP_ELEMWISE = 0,
-  OPP_BROADCAST = 1,
-  OPP_INJECTIVE = 2,
-  OPP_COMM_REDUCE = 3,
-  OPP_OUT_EWISE_FUSABLE = 4,
-  OPP_TUPLE = 7,
-  OPP_OPAQUE = 8,
-} OpPattern;
+#include "ir/schema.h"
 
 typedef enum {
 #define OP(ID, name, nargs, attrs, pattern) OP_##ID,
@@ -54,14 +15,6 @@ typedef enum {
 #undef OP
   OP_COUNT
 } OpId;
-
-struct OpDef {
-  OpId id;
-  const char *name;          /* "nn.conv2d" */
-  int nargs;                 /* number of call arguments (a tuple counts as one) */
-  const AttrsClass *attrs;   /* NULL: the op takes no attributes */
-  OpPattern pattern;
-};
 
 /* The row of op id. */
 const OpDef *op_get(OpId id);
@@ -90,11 +43,5 @@ Attrs *op_make_attrs(Module *m, const OpDef *op, Symbol **keys, AttrValue **valu
 
 /* What a value is, for messages: "an integer", "a string", "None", ... */
 const char *attr_value_desc(const AttrValue *v);
-
-/* The default of field f as a fresh value in m's arena (None if required). */
-AttrValue *attr_default_value(Module *m, const AttrField *f);
-/* True when v equals f's default (printing omits such fields). Required
-** fields are never "default": they are always printed. */
-bool attr_is_default(const AttrField *f, const AttrValue *v);
 
 #endif

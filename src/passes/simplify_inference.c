@@ -251,7 +251,7 @@ static Expr *norm(Simp *S, Expr *e, const Type *ty) {
 }
 
 static bool is_op_call(const Expr *e, OpId id) {
-  return e->kind == EXPR_CALL && e->u.call.callee->kind == EXPR_OP && e->u.call.callee->u.op.op->id == id;
+  return e->kind == EXPR_CALL && e->u.call.callee->kind == EXPR_OP && e->u.call.callee->u.op.op->id == (int)id;
 }
 
 /* The replacement of n (orig rebuilt with rewritten children), or n. */
