@@ -151,6 +151,12 @@ static inline void rlyrt_release_inline(rlyrt_object *o) {
 ** copies such a tensor. */
 #define RLYRT_TENSOR_ON_STACK 0x100
 
+/* obj.flags of a 0-d tensor allocated inside the block of an ADT value
+** (rlyrt_adt_new_boxes), and of that value: an ordinary refcounted tensor
+** whose memory goes back when both it and the value are dead. */
+#define RLYRT_TENSOR_IN_ADT 0x200
+#define RLYRT_ADT_BOXES 0x200
+
 /* o retained, or for a tensor on a caller's stack a copy (NULL with
 ** RLYRT_E_NOMEM set when that fails). NULL is NULL. */
 rlyrt_object *rlyrt_keep(rlyrt_object *o);
@@ -219,6 +225,14 @@ const char *rlyrt_dtype_name(DLDataType t, char *buf);
 /* Containers with NULL fields; fill them with the _take setters. */
 rlyrt_tuple *rlyrt_tuple_new(int32_t n);
 rlyrt_adt *rlyrt_adt_new(int32_t tag, const char *ctor, int32_t n);
+/* An ADT value with n NULL fields, allocated in one block with nboxes
+** 0-d tensors (data: 16 bytes, zeroed) that rlyrt_adt_box hands out: how
+** generated code builds a constructor's scalar fields without a further
+** allocation. Each box starts with one reference, for the field it goes
+** into. */
+rlyrt_adt *rlyrt_adt_new_boxes(int32_t tag, const char *ctor, int32_t n, int32_t nboxes);
+/* Box k (< nboxes) of a, typed dtype (a scalar of at most 16 bytes). */
+rlyrt_tensor *rlyrt_adt_box(rlyrt_adt *a, int32_t k, DLDataType dtype);
 rlyrt_closure *rlyrt_closure_new(const void *code, int32_t nenv);
 /* Stores v (consumed) in field i, releasing what was there. */
 void rlyrt_tuple_set_take(rlyrt_tuple *t, int32_t i, rlyrt_object *v);

@@ -113,7 +113,64 @@ static void walk(rlyrt_object *o, bool (*enter)(rlyrt_object *), void (*leave)(r
 ** error is set). No other thread holds k any more. */
 static void leak(rlyrt_object *k) { k->refcount = 1; }
 
-static void free_object(rlyrt_object *x) { rlyrt_free(x); }
+/* {==== ADT values with their scalar fields inline ====}
+** rlyrt_adt_new_boxes allocates an ADT value and nboxes 0-d tensors in one
+** block: [rlyrt_adt, fields][live][box 0][box 1]..., each box BOX_SIZE
+** bytes: the parent pointer, the tensor header, 16 bytes of data. A box is
+** an ordinary refcounted tensor (flag RLYRT_TENSOR_IN_ADT) that the value
+** holds in one of its fields, and may outlive it: `live` counts the value
+** itself and each box not yet dead, and the block is freed when the last
+** of them dies. So a constructor call with scalar fields allocates once. */
+
+enum { BOX_HEAD = 16, BOX_TENSOR = 64, BOX_DATA = 16, BOX_SIZE = BOX_HEAD + BOX_TENSOR + BOX_DATA };
+
+static size_t boxes_offset(int32_t n) {
+  size_t off = sizeof(rlyrt_adt) + sizeof(rlyrt_object *) * (size_t)n;
+  return (off + 15) & ~(size_t)15;
+}
+
+static int32_t *block_live(rlyrt_adt *a) { return (int32_t *)((char *)a + boxes_offset(a->n)); }
+
+static void block_drop(rlyrt_adt *a) {
+  if (__atomic_sub_fetch(block_live(a), 1, __ATOMIC_ACQ_REL) == 0) rlyrt_free(a);
+}
+
+rlyrt_adt *rlyrt_adt_new_boxes(int32_t tag, const char *ctor, int32_t n, int32_t nboxes) {
+  if (nboxes <= 0) return rlyrt_adt_new(tag, ctor, n);
+  size_t size = boxes_offset(n) + 16 + (size_t)nboxes * BOX_SIZE;
+  rlyrt_adt *a = new_object(size, RLYRT_ADT);
+  if (!a) return NULL;
+  a->tag = tag;
+  a->ctor = ctor;
+  a->n = n;
+  a->obj.flags = RLYRT_ADT_BOXES;
+  *block_live(a) = 1 + nboxes;
+  for (int32_t k = 0; k < nboxes; k++) {
+    char *b = (char *)block_live(a) + 16 + (size_t)k * BOX_SIZE;
+    *(rlyrt_adt **)b = a;
+    rlyrt_tensor *t = (rlyrt_tensor *)(b + BOX_HEAD);
+    t->obj.refcount = 1;
+    t->obj.kind = RLYRT_TENSOR;
+    t->obj.flags = RLYRT_TENSOR_IN_ADT;
+    t->dl.data = b + BOX_HEAD + BOX_TENSOR;
+    t->dl.device.device_type = kDLCPU;
+    t->dl.shape = t->shape_buf;
+  }
+  return a;
+}
+
+rlyrt_tensor *rlyrt_adt_box(rlyrt_adt *a, int32_t k, DLDataType dtype) {
+  char *b = (char *)block_live(a) + 16 + (size_t)k * BOX_SIZE;
+  rlyrt_tensor *t = (rlyrt_tensor *)(b + BOX_HEAD);
+  t->dl.dtype = dtype;
+  return t;
+}
+
+static void free_object(rlyrt_object *x) {
+  if (x->kind == RLYRT_TENSOR && (x->flags & RLYRT_TENSOR_IN_ADT)) block_drop(*(rlyrt_adt **)((char *)x - BOX_HEAD));
+  else if (x->kind == RLYRT_ADT && (x->flags & RLYRT_ADT_BOXES)) block_drop(RLYRT_AS_ADT(x));
+  else rlyrt_free(x);
+}
 
 void rlyrt_release(rlyrt_object *o) {
   if (o && drop(o)) walk(o, drop, free_object, leak);

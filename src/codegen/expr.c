@@ -219,10 +219,12 @@ static void emit_value(Cg *cg, StrBuf *o, int ind, Expr *v, const char *dest, bo
     if (callee->kind == EXPR_GLOBAL && callee->u.global.def) D = cg_func_of(cg, callee->u.global.def->func);
     else if (callee->kind == EXPR_VAR && callee == cg->cur->self_var) D = cg->cur;
     bool kernel = callee->kind == EXPR_FUNC && ir_is_primitive(callee);
-    bool stack = callee->kind != EXPR_CTOR; /* constructor fields are kept: boxed */
+    /* A constructor keeps its fields: its unboxed scalars go into boxes
+    ** allocated with the value (below). */
+    bool ctor = callee->kind == EXPR_CTOR;
     cg_need_boxed(cg, o, ind, callee);
-    for (int i = 0; i < n; i++)
-      if (!(stack && stack_boxable(cg, D, i, v->u.call.args[i]))) cg_need_boxed(cg, o, ind, v->u.call.args[i]);
+    for (int i = 0; i < n && !ctor; i++)
+      if (!stack_boxable(cg, D, i, v->u.call.args[i])) cg_need_boxed(cg, o, ind, v->u.call.args[i]);
     if (kernel) {
       char kname[32];
       cg_kernel_for(cg, callee, kname, sizeof kname);
@@ -269,18 +271,30 @@ static void emit_value(Cg *cg, StrBuf *o, int ind, Expr *v, const char *dest, bo
     }
     if (callee->kind == EXPR_CTOR) {
       const Ctor *c = callee->u.ctor.ctor;
-      int k = cg->tmp++;
+      int k = cg->tmp++, nboxes = 0;
+      for (int i = 0; i < n; i++) nboxes += cg_unboxed(cg, v->u.call.args[i]);
       cg_indent(o, ind);
-      sb_printf(o, "rlyrt_adt *d%d = rlyrt_adt_new(%d, ", k, c->tag);
+      if (nboxes) sb_printf(o, "rlyrt_adt *d%d = rlyrt_adt_new_boxes(%d, ", k, c->tag);
+      else sb_printf(o, "rlyrt_adt *d%d = rlyrt_adt_new(%d, ", k, c->tag);
       lower_cstring(o, c->name->text, c->name->len);
-      sb_printf(o, ", %d);\n", n);
+      if (nboxes) sb_printf(o, ", %d, %d);\n", n, nboxes);
+      else sb_printf(o, ", %d);\n", n);
       cg_indent(o, ind);
       sb_printf(o, "if (!d%d) { st = RLYRT_E_NOMEM; goto fail; }\n", k);
       cg->used_fail = true;
-      for (int i = 0; i < n; i++) {
+      for (int i = 0, b = 0; i < n; i++) {
+        Expr *x = v->u.call.args[i];
         cg_indent(o, ind);
+        if (cg_unboxed(cg, x)) {
+          DType dt = x->type->u.tensor.dtype;
+          sb_printf(o, "{ rlyrt_tensor *bx_ = rlyrt_adt_box(d%d, %d, (DLDataType){%u, %u, 1}); ", k, b++, dt.code,
+                    dt.bits);
+          sb_printf(o, "*(%s *)bx_->dl.data = s%u; d%d->fields[%d] = &bx_->obj; }\n", cg_scalar_ctype(x->type), x->id,
+                    k, i);
+          continue;
+        }
         sb_printf(o, "d%d->fields[%d] = RC_retain(", k, i);
-        cg_atom(cg, o, v->u.call.args[i]);
+        cg_atom(cg, o, x);
         sb_puts(o, ");\n");
       }
       cg_indent(o, ind);

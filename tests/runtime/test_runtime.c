@@ -426,6 +426,50 @@ static void test_share(void) {
   CHECK_EQ(alloc_live, 0);
 }
 
+/* A constructor value with its scalar fields in one block: each box is a
+** tensor that may outlive the value, and the value a box. */
+static void test_adt_boxes(void) {
+  CHECK_EQ(alloc_live, 0);
+  rlyrt_adt *a = rlyrt_adt_new_boxes(1, "P", 3, 2);
+  CHECK(a && a->n == 3 && a->tag == 1 && strcmp(a->ctor, "P") == 0);
+  CHECK_EQ(alloc_live, 1);
+  rlyrt_tensor *x = rlyrt_adt_box(a, 0, (DLDataType){kDLFloat, 32, 1});
+  rlyrt_tensor *y = rlyrt_adt_box(a, 1, (DLDataType){kDLInt, 64, 1});
+  CHECK(x != y && x->dl.ndim == 0 && x->obj.refcount == 1 && x->obj.kind == RLYRT_TENSOR);
+  CHECK(((uintptr_t)x->dl.data % 16) == 0 && ((uintptr_t)y->dl.data % 16) == 0);
+  CHECK(*(int64_t *)y->dl.data == 0);
+  *(float *)x->dl.data = 1.5f;
+  *(int64_t *)y->dl.data = -7;
+  a->fields[0] = &x->obj;
+  a->fields[1] = &y->obj;
+  a->fields[2] = &scalar_i32(3)->obj;
+  CHECK_EQ(alloc_live, 2);
+  CHECK(rlyrt_get_f64(x, 0) == 1.5 && rlyrt_get_i64(y, 0) == -7);
+  /* rlyrt_keep retains a box: it is not on a stack. */
+  rlyrt_object *kx = rlyrt_keep(&x->obj);
+  CHECK(kx == &x->obj && x->obj.refcount == 2);
+  /* The value dies first: the block stays for the box still held. */
+  rlyrt_release(&a->obj);
+  CHECK_EQ(alloc_live, 1);
+  CHECK(rlyrt_get_f64(x, 0) == 1.5);
+  rlyrt_release(kx);
+  CHECK_EQ(alloc_live, 0);
+  /* A box dies first (its field replaced), then the value; and shared. */
+  a = rlyrt_adt_new_boxes(0, "Q", 1, 1);
+  x = rlyrt_adt_box(a, 0, (DLDataType){kDLInt, 32, 1});
+  a->fields[0] = &x->obj;
+  rlyrt_adt_set_take(a, 0, &scalar_i32(4)->obj);
+  CHECK_EQ(alloc_live, 2);
+  rlyrt_share(&a->obj);
+  rlyrt_release(&a->obj);
+  CHECK_EQ(alloc_live, 0);
+  /* No boxes: a plain value. */
+  a = rlyrt_adt_new_boxes(0, "N", 0, 0);
+  CHECK(a && !(a->obj.flags & RLYRT_ADT_BOXES));
+  rlyrt_release(&a->obj);
+  CHECK_EQ(alloc_live, 0);
+}
+
 /* Cons(x, Cons(x, ... Nil)) of n nodes, built iteratively. */
 static rlyrt_adt *make_list(long n, rlyrt_object *x) {
   rlyrt_adt *list = rlyrt_adt_new(0, "Nil", 0);
@@ -1407,6 +1451,7 @@ int main(int argc, char **argv) {
   test_share();
   test_containers();
   test_on_stack();
+  test_adt_boxes();
   test_long_list();
   test_failing_allocator();
   test_thread_errors();
