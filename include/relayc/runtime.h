@@ -233,6 +233,10 @@ rlyrt_adt *rlyrt_adt_new(int32_t tag, const char *ctor, int32_t n);
 rlyrt_adt *rlyrt_adt_new_boxes(int32_t tag, const char *ctor, int32_t n, int32_t nboxes);
 /* Box k (< nboxes) of a, typed dtype (a scalar of at most 16 bytes). */
 rlyrt_tensor *rlyrt_adt_box(rlyrt_adt *a, int32_t k, DLDataType dtype);
+/* An ADT value holding fields[0..n) (borrowed, kept): 0-d tensors on a
+** caller's stack are copied into boxes of the value's block, the rest
+** retained (rlyrt_keep). NULL (RLYRT_E_NOMEM set) when out of memory. */
+rlyrt_adt *rlyrt_adt_new_kept(int32_t tag, const char *ctor, int32_t n, rlyrt_object *const *fields);
 rlyrt_closure *rlyrt_closure_new(const void *code, int32_t nenv);
 /* Stores v (consumed) in field i, releasing what was there. */
 void rlyrt_tuple_set_take(rlyrt_tuple *t, int32_t i, rlyrt_object *v);

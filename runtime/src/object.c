@@ -166,6 +166,32 @@ rlyrt_tensor *rlyrt_adt_box(rlyrt_adt *a, int32_t k, DLDataType dtype) {
   return t;
 }
 
+/* A 0-d tensor on a caller's stack that fits a box. */
+static bool boxable(const rlyrt_object *o) {
+  if (!o || o->kind != RLYRT_TENSOR || !(o->flags & RLYRT_TENSOR_ON_STACK)) return false;
+  const rlyrt_tensor *t = (const rlyrt_tensor *)o;
+  return t->dl.ndim == 0 && rlyrt_dtype_bytes(t->dl.dtype) > 0 && rlyrt_dtype_bytes(t->dl.dtype) <= BOX_DATA;
+}
+
+rlyrt_adt *rlyrt_adt_new_kept(int32_t tag, const char *ctor, int32_t n, rlyrt_object *const *fields) {
+  int32_t nboxes = 0;
+  for (int32_t i = 0; i < n; i++) nboxes += boxable(fields[i]);
+  rlyrt_adt *a = rlyrt_adt_new_boxes(tag, ctor, n, nboxes);
+  if (!a) return NULL;
+  for (int32_t i = 0, k = 0; i < n; i++) {
+    if (boxable(fields[i])) {
+      const rlyrt_tensor *src = (const rlyrt_tensor *)fields[i];
+      rlyrt_tensor *b = rlyrt_adt_box(a, k++, src->dl.dtype);
+      memcpy(b->dl.data, (const char *)src->dl.data + src->dl.byte_offset, rlyrt_dtype_bytes(src->dl.dtype));
+      a->fields[i] = &b->obj;
+    } else if (!(a->fields[i] = rlyrt_keep_inline(fields[i])) && fields[i]) {
+      rlyrt_release(&a->obj);
+      return NULL;
+    }
+  }
+  return a;
+}
+
 static void free_object(rlyrt_object *x) {
   if (x->kind == RLYRT_TENSOR && (x->flags & RLYRT_TENSOR_IN_ADT)) block_drop(*(rlyrt_adt **)((char *)x - BOX_HEAD));
   else if (x->kind == RLYRT_ADT && (x->flags & RLYRT_ADT_BOXES)) block_drop(RLYRT_AS_ADT(x));

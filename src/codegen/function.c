@@ -232,15 +232,13 @@ void cg_emit_ctor_values(Cg *cg) {
     const Ctor *ct = cg->ctor_values.data[k];
     char base[64];
     snprintf(base, sizeof base, "CT%d_%d", cg_type_index(cg, ct->adt), ct->tag);
+    /* Fields are kept: a scalar argument on the caller's stack is copied
+    ** into a box of the value's own block. */
     sb_printf(&cg->code, "static rlyrt_status %s(const rlyrt_closure *self, rlyrt_object *const *args, rlyrt_object **out) {\n"
-                         "  (void)self;\n  (void)args;\n  rlyrt_adt *d = rlyrt_adt_new(%d, ", base, ct->tag);
+                         "  (void)self;\n  (void)args;\n  rlyrt_adt *d = rlyrt_adt_new_kept(%d, ", base, ct->tag);
     lower_cstring(&cg->code, ct->name->text, ct->name->len);
-    sb_printf(&cg->code, ", %d);\n  if (!d) { *out = NULL; return RLYRT_E_NOMEM; }\n", ct->nfields);
-    /* A field is kept: a scalar argument on the caller's stack is copied. */
-    for (int i = 0; i < ct->nfields; i++)
-      sb_printf(&cg->code, "  if (!(d->fields[%d] = rlyrt_keep_inline(args[%d]))) {\n"
-                           "    rlyrt_release(&d->obj);\n    *out = NULL;\n    return RLYRT_E_NOMEM;\n  }\n", i, i);
-    sb_puts(&cg->code, "  *out = &d->obj;\n  return RLYRT_OK;\n}\n");
+    sb_printf(&cg->code, ", %d, args);\n  *out = d ? &d->obj : NULL;\n  return d ? RLYRT_OK : RLYRT_E_NOMEM;\n}\n",
+              ct->nfields);
     sb_printf(&cg->code, "static const rlyrt_code %s_code = {%s, NULL, %d, ", base, base, ct->nfields);
     lower_cstring(&cg->code, ct->name->text, ct->name->len);
     sb_puts(&cg->code, ", &RC_module, NULL};\n");

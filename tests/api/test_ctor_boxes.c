@@ -5,7 +5,8 @@
 ** by relayc build at any level).
 **
 ** @build(n, N) makes a list of n cells C(i * 0.5, i * 2, ...): exactly n
-** allocations through the counting allocator, the right fields, and
+** allocations through the counting allocator (@build_by_value too,
+** through the constructor as a value, a static closure), the right fields, and
 ** nothing live once the list (or a field kept after it) is released. */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -24,23 +25,23 @@ static rlyrt_object *scalar_i32(int32_t v) {
   return &t->obj;
 }
 
-/* @build(n, N); its allocations in *allocs. */
-static rlyrt_object *build(const rlyrt_module *m, int n, long *allocs) {
+/* @fn(n, N); its allocations in *allocs. */
+static rlyrt_object *build(const rlyrt_module *m, const char *fn, int n, long *allocs) {
   rlyrt_object *nil = NULL;
   CHECK_EQ(rlyrt_module_adt_new(m, "N", NULL, 0, &nil), RLYRT_OK);
   rlyrt_object *args[] = {scalar_i32(n), nil};
   rlyrt_object *r = NULL;
   long before = atomic_load(&all_blocks);
-  CHECK_EQ(rlyrt_module_call(m, "build", args, 2, &r), RLYRT_OK);
+  CHECK_EQ(rlyrt_module_call(m, fn, args, 2, &r), RLYRT_OK);
   *allocs = atomic_load(&all_blocks) - before;
   rlyrt_release(args[0]);
   rlyrt_release(args[1]);
   return r;
 }
 
-static void test_build(const rlyrt_module *m, int n) {
+static void test_build(const rlyrt_module *m, const char *fn, int n) {
   long allocs = 0;
-  rlyrt_object *l = build(m, n, &allocs);
+  rlyrt_object *l = build(m, fn, n, &allocs);
   CHECK_EQ(allocs, (long)n);
   rlyrt_object *cell = l;
   for (int i = 1; i <= n && cell; i++) {
@@ -72,8 +73,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   live_at_load = atomic_load(&live_blocks);
-  test_build(m, 10);
-  test_build(m, 1000);
+  test_build(m, "build", 10);
+  test_build(m, "build", 1000);
+  test_build(m, "build_by_value", 10);
+  test_build(m, "build_by_value", 1000);
   rlyrt_module_free(m);
   CHECK_EQ(atomic_load(&live_blocks), 0);
   return check_report("test_ctor_boxes");

@@ -463,6 +463,21 @@ static void test_adt_boxes(void) {
   rlyrt_share(&a->obj);
   rlyrt_release(&a->obj);
   CHECK_EQ(alloc_live, 0);
+  /* Kept fields: a scalar on a stack is copied into a box of the block,
+  ** a heap tensor retained. */
+  int32_t sv = 42;
+  rlyrt_tensor sbox = {{RLYRT_REFCOUNT_STATIC, RLYRT_TENSOR, RLYRT_TENSOR_ON_STACK},
+                       {&sv, {kDLCPU, 0}, 0, {kDLInt, 32, 1}, NULL, NULL, 0}};
+  rlyrt_tensor *heap = scalar_i32(5);
+  rlyrt_object *fields[] = {&sbox.obj, &heap->obj};
+  a = rlyrt_adt_new_kept(2, "K", 2, fields);
+  CHECK_EQ(alloc_live, 2);
+  CHECK(a && a->fields[0] != &sbox.obj && (a->fields[0]->flags & RLYRT_TENSOR_IN_ADT));
+  CHECK(a && rlyrt_get_i64(RLYRT_AS_TENSOR(a->fields[0]), 0) == 42 && a->fields[1] == &heap->obj);
+  CHECK_EQ(heap->obj.refcount, 2);
+  rlyrt_release(&heap->obj);
+  rlyrt_release(&a->obj);
+  CHECK_EQ(alloc_live, 0);
   /* No boxes: a plain value. */
   a = rlyrt_adt_new_boxes(0, "N", 0, 0);
   CHECK(a && !(a->obj.flags & RLYRT_ADT_BOXES));
