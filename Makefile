@@ -39,7 +39,7 @@ test-asan: deps
 # FUZZ_SECONDS in all, shared among FUZZ_TARGETS (the parser gets three
 # shares, the others one each; fuzz/README.md).
 FUZZ_SECONDS ?= 120
-FUZZ_TARGETS ?= parser npy params metadata
+FUZZ_TARGETS ?= parser npy params metadata onnx
 fuzz-smoke:
 	@sh scripts/deps.sh fuzz
 	CC=clang cmake -S . -B $(BUILD_FUZZ) -DRLY_FUZZ=ON -DRLY_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_ARGS)

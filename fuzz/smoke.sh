@@ -6,7 +6,7 @@
 #
 #   sh fuzz/smoke.sh FUZZER SECONDS [more libFuzzer flags...]
 #
-# FUZZER is build-fuzz/fuzz_<target>; the target (parser, npy, params,
+# FUZZER is build-fuzz/fuzz_<target>; the target (parser, npy, params, onnx,
 # metadata) chooses the seeds, the dictionary fuzz/dict/<target>.dict and
 # the input size limit. fuzz/smoke_all.sh runs every target in turn.
 #
@@ -98,8 +98,13 @@ metadata)
     nseeds=$((nseeds + 1))
   done
   ;;
+onnx)
+  MAX_LEN=65536
+  MALLOC_MB=512
+  seed "$ROOT"/tests/onnx/models/*.onnx
+  ;;
 *)
-  echo "fuzz: unknown target '$TARGET' (expected fuzz_parser, fuzz_npy, fuzz_params or fuzz_metadata)" >&2
+  echo "fuzz: unknown target '$TARGET' (expected fuzz_parser, fuzz_npy, fuzz_params, fuzz_metadata or fuzz_onnx)" >&2
   exit 2
   ;;
 esac

@@ -5,9 +5,9 @@
 #
 #   sh fuzz/smoke_all.sh BUILD_DIR SECONDS [TARGET...]
 #
-# TARGETs are parser, npy, params, metadata (the default: all four), run as
+# TARGETs are parser, npy, params, metadata, onnx (the default: all five), run as
 # BUILD_DIR/fuzz_<target>. SECONDS is the total: the parser, the largest
-# reader, gets three shares and every other target one, so 120 s gives
+# reader, gets three shares and every other target one, so 140 s gives
 # 60 s to the parser and 20 s to each of the others (at least 1 s each).
 # With FUZZ_CORPUS=DIR, each target keeps its corpus in DIR/<target>.
 set -u
@@ -19,7 +19,7 @@ fi
 BUILD=$1
 TOTAL=$2
 shift 2
-[ $# -gt 0 ] || set -- parser npy params metadata
+[ $# -gt 0 ] || set -- parser npy params metadata onnx
 HERE=$(cd "$(dirname "$0")" && pwd)
 
 shares=0

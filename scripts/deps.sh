@@ -8,6 +8,8 @@ set -e
 need=""
 [ -f /usr/include/cjson/cJSON.h ] || need="$need libcjson-dev"
 [ -f /usr/include/dlpack/dlpack.h ] || need="$need libdlpack-dev"
+[ -f /usr/include/protobuf-c/protobuf-c.h ] || need="$need libprotobuf-c-dev"
+command -v protoc-c >/dev/null 2>&1 || need="$need protobuf-c-compiler"
 command -v cmake >/dev/null 2>&1 || need="$need cmake"
 command -v pkg-config >/dev/null 2>&1 || need="$need pkgconf"
 if [ "${1:-}" = test ]; then

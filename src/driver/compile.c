@@ -18,6 +18,7 @@
 #include "base/vec.h"
 #include "codegen/codegen.h"
 #include "passes/pass.h"
+#include "onnx/onnx.h"
 #include "relayc/relayc.h"
 #include "syntax/metadata.h"
 #include "syntax/parser.h"
@@ -134,6 +135,23 @@ int rly_add_file(rly_compiler *c, const char *path) {
     return -1;
   }
   c->message[0] = 0;
+  if (onnx_is_model_path(path)) {
+    /* An ONNX model: imported as Relay text; an error of the import ends
+    ** up in the message (the import stops at its first). */
+    Diag d;
+    diag_init(&d, &c->sm);
+    uint32_t id = onnx_add_source(&c->sm, path, text, len, &d);
+    if (!id) {
+      const Diagnostic *e = d.items.len ? &d.items.data[0] : NULL;
+      snprintf(c->message, sizeof c->message, "%s: error: %s", path, e ? e->msg : "cannot import the model");
+      diag_free(&d);
+      c->unreadable = true;
+      return -1;
+    }
+    diag_free(&d);
+    VEC_PUSH(&c->files, id);
+    return 0;
+  }
   uint32_t id = srcmap_add(&c->sm, strcmp(path, "-") == 0 ? "<stdin>" : path, text, len);
   VEC_PUSH(&c->files, id);
   return 0;

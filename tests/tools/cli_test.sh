@@ -42,8 +42,11 @@ expect 2 "input file '$ok' is given twice" "$relayc" check $ok $ok
 expect 2 "needs a file name" "$relayc" check $ok --params
 expect 0 "usage: relayc run" "$relayc" run --help
 expect 2 "--interp needs Relay text" "$relayc" run model.so --interp
-expect 2 "an ONNX model is not available yet" "$relayc" run model.onnx --interp
-expect 2 "an ONNX model is not available yet" "$relayc" run model.onnx
+expect 1 "cannot open 'model.onnx'" "$relayc" run model.onnx --interp
+expect 1 "cannot open 'model.onnx'" "$relayc" run model.onnx
+expect 0 "usage: relayc import" "$relayc" import --help
+expect 2 "no input model" "$relayc" import
+expect 2 "unknown option '--bogus'" "$relayc" import --bogus onnx/models/mlp.onnx
 expect 2 "needs a count" "$relayc" run ../examples/list_fold.relay --interp --repeat 0
 expect 2 "needs NAME=FILE.npy" "$relayc" run ../examples/list_fold.relay --interp --input x
 expect 0 "^55$" "$relayc" run ../examples/list_fold.relay --interp

@@ -16,6 +16,7 @@
 #include "base/strbuf.h"
 #include "interp/interp.h"
 #include "ir/ir.h"
+#include "onnx/onnx.h"
 #include "relayc/relayc.h"
 #include "relayc/runtime.h"
 #include "syntax/metadata.h"
@@ -37,10 +38,12 @@ static const char usage_main[] =
     "  build FILE...  compile to a shared library, a static library, an object or C\n"
     "  run FILE...    run a function, compiled (or --interp: interpreted), or of a\n"
     "                 library built by 'relayc build'\n"
+    "  import MODEL.onnx  write an ONNX model as Relay text\n"
     "  help [CMD]     show help for a command\n"
     "\n"
-    "FILE is Relay text (format v0.0.5, with an optional #[metadata] section);\n"
-    "'-' reads standard input. Several FILEs are read, in order, as one module\n"
+    "FILE is Relay text (format v0.0.5, with an optional #[metadata] section),\n"
+    "or an ONNX model (a FILE named *.onnx: imported first, as 'relayc import'\n"
+    "would write it); '-' reads standard input. Several FILEs are read, in order, as one module\n"
     "(as TVM imports its prelude into a module): see 'relayc help check'.\n"
     "Run 'relayc help CMD' or 'relayc CMD --help' for a command's options.\n"
     "Exit status: 0 success, 1 errors in the input, 2 usage.\n";
@@ -304,6 +307,11 @@ static Module *load(const Options *o, SourceMap *sm, Diag *d) {
     if (!text) {
       fprintf(stderr, "relayc: %s\n", err);
       read_all = false;
+      continue;
+    }
+    if (onnx_is_model_path(o->files[i])) {
+      ids[i] = onnx_add_source(sm, o->files[i], text, len, d);
+      if (!ids[i]) read_all = false;
       continue;
     }
     ids[i] = srcmap_add(sm, strcmp(o->files[i], "-") == 0 ? "<stdin>" : o->files[i], text, len);
@@ -783,11 +791,6 @@ static int cmd_run(int argc, char **argv) {
   int nso = 0;
   for (int i = 0; i < o.nfiles; i++) {
     size_t ilen = strlen(o.files[i]);
-    if (ilen > 5 && strcmp(o.files[i] + ilen - 5, ".onnx") == 0) {
-      fprintf(stderr, "relayc: running an ONNX model is not available yet: run accepts Relay text and built libraries\n");
-      options_free(&o);
-      return EXIT_USAGE;
-    }
     if (ilen > 3 && strcmp(o.files[i] + ilen - 3, ".so") == 0) nso++;
   }
   bool is_so = nso > 0;
@@ -899,6 +902,93 @@ done:
   return rc;
 }
 
+static const char usage_import[] =
+    "usage: relayc import MODEL.onnx [-o OUT.relay] [--params-out FILE.params]\n"
+    "\n"
+    "Writes an ONNX model as a Relay module (text format v0.0.5): @main takes\n"
+    "the graph's inputs by their ONNX names, in order (a dimension that is not\n"
+    "a number becomes ?), and returns its outputs (a tuple when there are\n"
+    "several). Initializers and Constant nodes become constants in the text's\n"
+    "#[metadata] section, or, with --params-out, parameters of @main after the\n"
+    "inputs, with their values in FILE.params ('relayc build --params' binds\n"
+    "them). check, build and run also take the .onnx file itself.\n"
+    "Opsets 7 to 18 of the default domain; an operator relayc does not support\n"
+    "is an error that names it, its node and the opset.\n"
+    "\n"
+    "  -o OUT             the Relay text (default: standard output)\n"
+    "  --params-out FILE  initializers as @main parameters, values in FILE\n";
+
+static int cmd_import(int argc, char **argv) {
+  const char *in = NULL, *out = NULL, *params_out = NULL;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      fputs(usage_import, stdout);
+      return 0;
+    }
+    if (strcmp(a, "-o") == 0 || strcmp(a, "--params-out") == 0) {
+      if (i + 1 >= argc) return usage_error(usage_import, "option '%s' needs a file name", a);
+      if (a[1] == 'o') out = argv[++i];
+      else params_out = argv[++i];
+    } else if (a[0] == '-' && a[1]) {
+      return usage_error(usage_import, "unknown option '%s'", a);
+    } else if (in) {
+      return usage_error(usage_import, "one model at a time: '%s' is a second", a);
+    } else {
+      in = a;
+    }
+  }
+  if (!in) return usage_error(usage_import, "no input model%s", "");
+  char err[512];
+  size_t len;
+  char *data = file_read_all(in, &len, err, sizeof err);
+  if (!data) {
+    fprintf(stderr, "relayc: %s\n", err);
+    return EXIT_USER;
+  }
+  SourceMap sm = {0};
+  Diag d;
+  diag_init(&d, &sm);
+  uint32_t file = srcmap_add(&sm, in, rly_xcalloc(1, 1), 0);
+  OnnxOptions opt = {.params = params_out != NULL};
+  OnnxImport imp;
+  int rc = EXIT_USER;
+  if (onnx_import(in, (const unsigned char *)data, len, file, &opt, &imp, &d)) {
+    rc = 0;
+    if (params_out) {
+      Arena *arena = arena_new(0);
+      SymTab syms;
+      symtab_init(&syms, arena);
+      ParamEntry *entries = rly_xcalloc((size_t)(imp.nparams ? imp.nparams : 1), sizeof *entries);
+      for (int i = 0; i < imp.nparams; i++) {
+        entries[i].name = sym_intern_cstr(&syms, imp.param_names[i]);
+        entries[i].value = imp.params[i];
+      }
+      if (!params_write(params_out, entries, imp.nparams)) {
+        fprintf(stderr, "relayc: cannot write %s: %s\n", params_out, strerror(errno));
+        rc = EXIT_USER;
+      }
+      free(entries);
+      symtab_free(&syms);
+      arena_free(arena);
+    }
+    if (rc == 0) {
+      if (!out || strcmp(out, "-") == 0) {
+        fwrite(imp.text.data, 1, imp.text.len, stdout);
+      } else if (!file_write_all(out, imp.text.data, imp.text.len, err, sizeof err)) {
+        fprintf(stderr, "relayc: %s\n", err);
+        rc = EXIT_USER;
+      }
+    }
+    onnx_import_free(&imp);
+  }
+  diag_print(&d, stderr);
+  diag_free(&d);
+  srcmap_free(&sm);
+  free(data);
+  return rc;
+}
+
 typedef struct Command {
   const char *name;
   int (*run)(int argc, char **argv);
@@ -910,6 +1000,7 @@ static const Command commands[] = {
     {"fmt", cmd_fmt, usage_fmt},
     {"run", cmd_run, usage_run},
     {"build", cmd_build, usage_build},
+    {"import", cmd_import, usage_import},
 };
 
 static const Command *find_command(const char *name) {
