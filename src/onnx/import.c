@@ -1837,6 +1837,22 @@ uint32_t onnx_add_source(SourceMap *sm, const char *path, char *data, size_t len
   return id;
 }
 
+int onnx_output_names(const unsigned char *data, size_t len, char ***out) {
+  *out = NULL;
+  Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, data);
+  if (!m) return -1;
+  int n = m->graph ? (int)m->graph->n_output : 0;
+  *out = rly_xcalloc((size_t)(n ? n : 1), sizeof(char *));
+  for (int i = 0; i < n; i++) (*out)[i] = xstrdup(m->graph->output[i]->name ? m->graph->output[i]->name : "");
+  onnx__model_proto__free_unpacked(m, NULL);
+  return n;
+}
+
+void onnx_free_names(char **names, int n) {
+  for (int i = 0; i < n; i++) free(names[i]);
+  free(names);
+}
+
 void onnx_import_free(OnnxImport *imp) {
   sb_free(&imp->text);
   for (int i = 0; i < imp->nparams; i++) {

@@ -40,6 +40,12 @@ void onnx_import_free(OnnxImport *imp);
 /* True when the file name ends in ".onnx". */
 bool onnx_is_model_path(const char *path);
 
+/* The names of the graph's outputs, in order (malloc'd array of malloc'd
+** strings, *out; free with onnx_free_names), for the model in data;
+** returns their count, or -1 when the model does not decode. */
+int onnx_output_names(const unsigned char *data, size_t len, char ***out);
+void onnx_free_names(char **names, int n);
+
 /* For the commands that read models: the ONNX model at path, whose bytes
 ** (data, len; taken, freed here) were read already, imported with
 ** metadata constants and added to sm as Relay text named "PATH.relay".

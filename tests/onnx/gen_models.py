@@ -10,6 +10,7 @@ torch nor onnx:
   models/NAME.in.npy      its input (every model here has one)
   models/NAME.out.npy     the expected output: PyTorch's, or NumPy's for the
                           onnx.helper models
+  models/two_outputs.*    a model with two outputs (its input: .x.npy)
 
 Models made to fail (tests/onnx/onnx_test.sh checks each error):
   bad_op.onnx (an operator relayc does not know), bad_opset.onnx (opset 19),
@@ -150,6 +151,13 @@ g = helper.make_graph(
     "opset7", [vi("x", [5, 3])], [vi("y", [3, 4])],
     initializer=[numpy_helper.from_array(b, "b"), numpy_helper.from_array(c, "c")])
 save_helper("opset7", g, 7, a, np.clip(0.5 * a.T @ b + 2 * c, -1.0, 1.5).astype(np.float32))
+
+# Two outputs, one named with characters a file name cannot keep: `relayc run
+# --output DIR` writes DIR/relu_out_0.npy and DIR/neg.npy.
+g = helper.make_graph([helper.make_node("Relu", ["x"], ["relu/out:0"]), helper.make_node("Neg", ["x"], ["neg"])],
+                      "two", [vi("x", [3])], [vi("relu/out:0", [3]), vi("neg", [3])])
+save_helper("two_outputs", g, 13)
+np.save(os.path.join(OUT, "two_outputs.x.npy"), np.array([-1, 0, 2], dtype=np.float32))
 
 # Failures.
 g = helper.make_graph([helper.make_node("Einsum", ["x", "x"], ["y"], name="the_einsum", equation="ij,ij->ij")],

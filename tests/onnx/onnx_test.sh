@@ -58,6 +58,15 @@ for input in "$models"/*.in.npy; do
   fi
 done
 
+# A tuple result goes to a directory, a file per output named by the ONNX
+# output's name.
+if "$relayc" run $models/two_outputs.onnx --input x=$models/two_outputs.x.npy --output "$tmp/two" >"$tmp/log" 2>&1 &&
+   [ -f "$tmp/two/relu_out_0.npy" ] && [ -f "$tmp/two/neg.npy" ]; then
+  pass=$((pass + 1))
+else
+  bad "two_outputs: files named by the outputs"; ls "$tmp/two" 2>&1 | sed 's/^/  /'; sed 's/^/  /' "$tmp/log" | head -5
+fi
+
 # expect PATTERN CMD...: CMD exits 1 with a message matching PATTERN.
 expect() {
   pat=$1

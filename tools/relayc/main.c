@@ -167,7 +167,7 @@ static const char usage_run[] =
     "  --input NAME=FILE     a .npy file for the parameter NAME (repeatable)\n"
     "  --output PATH         a tensor result to PATH (.npy); a tuple result to\n"
     "                        the directory PATH as 0.npy, 1.npy, ... (nested:\n"
-    "                        1_0.npy)\n"
+    "                        1_0.npy; an ONNX model's outputs by their names)\n"
     "  --repeat N            run N more times after one warm-up and end with\n"
     "                        time_ms: median=M min=A max=B n=N\n"
     "  --params FILE         bind @main's parameters to a .params file\n"
@@ -481,6 +481,11 @@ static bool bind_inputs(const Options *o, const char *fname, const char *const *
   return ok;
 }
 
+/* With an ONNX model: its outputs' names, which name the files of a tuple
+** result's fields (NAME.npy, other characters than [A-Za-z0-9_.-] as '_'). */
+static char **g_output_names;
+static int g_noutput_names;
+
 /* Writes a result: a tensor to path, a tuple into the directory path. */
 static bool save_value(const rlyrt_object *v, const char *path, const char *dir, const char *prefix) {
   char file[4096];
@@ -505,7 +510,13 @@ static bool save_value(const rlyrt_object *v, const char *path, const char *dir,
     for (int i = 0; i < t->n; i++) {
       char sub[512];
       if (*prefix) snprintf(sub, sizeof sub, "%s_%d", prefix, i);
-      else snprintf(sub, sizeof sub, "%d", i);
+      else if (g_noutput_names == t->n && *g_output_names[i]) {
+        snprintf(sub, sizeof sub, "%s", g_output_names[i]);
+        for (char *c = sub; *c; c++)
+          if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_' ||
+                *c == '-' || (*c == '.' && c != sub)))
+            *c = '_';
+      } else snprintf(sub, sizeof sub, "%d", i);
       if (!save_value(t->fields[i], path, dir, sub)) return false;
     }
     return true;
@@ -794,6 +805,16 @@ static int cmd_run(int argc, char **argv) {
     if (ilen > 3 && strcmp(o.files[i] + ilen - 3, ".so") == 0) nso++;
   }
   bool is_so = nso > 0;
+  if (o.nfiles == 1 && onnx_is_model_path(o.files[0]) && o.output) {
+    char err[512];
+    size_t len;
+    char *data = file_read_all(o.files[0], &len, err, sizeof err);
+    if (data) {
+      int n = onnx_output_names((const unsigned char *)data, len, &g_output_names);
+      g_noutput_names = n > 0 ? n : 0;
+      free(data);
+    }
+  }
   if (is_so && o.nfiles > 1) {
     fprintf(stderr, "relayc: a built library runs alone: give one .so file, or the Relay text files only\n");
     options_free(&o);
@@ -1044,5 +1065,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "relayc: unknown command '%s'\n\n%s", cmd, usage_main);
     return EXIT_USAGE;
   }
-  return c->run(argc - 2, argv + 2);
+  int rc = c->run(argc - 2, argv + 2);
+  onnx_free_names(g_output_names, g_noutput_names);
+  return rc;
 }
