@@ -1554,6 +1554,132 @@ static bool cv_expand(Importer *I) {
   return true;
 }
 
+/* Split along an axis: one split call, each output a projection. Sizes
+** from the `split` attribute (before opset 13) or input, else equal parts
+** (num_outputs from opset 18, or the number of outputs). */
+static bool cv_split(Importer *I) {
+  if (!need_inputs(I, 1)) return false;
+  Value *x = input(I, 0);
+  int64_t axis = attr_int(I, "axis", 0);
+  if (x->rank < 0) return node_error(I, "needs the input's rank");
+  if (axis < 0) axis += x->rank;
+  if (axis < 0 || axis >= x->rank) return node_error(I, "axis %lld is out of range", (long long)axis);
+  int64_t d = x->dims[axis];
+  int nout = (int)I->node->n_output;
+  int64_t sizes[FOLD_MAX];
+  int n = -1;
+  if (I->opset < 13) n = attr_ints(I, "split", sizes, FOLD_MAX);
+  else if (input(I, 1)) {
+    n = const_ints(input(I, 1), sizes, FOLD_MAX);
+    if (n < 0) return node_error(I, "split sizes that are not a constant are not supported");
+  }
+  if (n < 0) {
+    if (d < 0) return node_error(I, "equal parts need the static size of the axis");
+    if (nout < 1 || nout > FOLD_MAX) return node_error(I, "has %d outputs", nout);
+    int64_t part = (d + nout - 1) / nout;
+    n = nout;
+    for (int i = 0; i < n; i++) sizes[i] = i < n - 1 ? part : d - part * (n - 1);
+  }
+  if (n != nout) return node_error(I, "%d sizes for %d outputs", n, nout);
+  int64_t at = 0;
+  for (int i = 0; i < n; i++) {
+    if (sizes[i] < 0 || (d >= 0 && at > d - sizes[i])) return node_error(I, "the sizes do not fit the axis");
+    at += sizes[i];
+  }
+  if (d >= 0 && at != d) return node_error(I, "the sizes add up to %lld, the axis has %lld", (long long)at, (long long)d);
+  StrBuf e = {0};
+  sb_printf(&e, "split(%s, indices_or_sections=[", x->expr);
+  for (int i = 1, c = 0; i < n; i++) {
+    c += (int)sizes[i - 1];
+    sb_printf(&e, "%s%d", i > 1 ? ", " : "", c);
+  }
+  sb_printf(&e, "], axis=%lld)", (long long)axis);
+  char var[32];
+  snprintf(var, sizeof var, "%%v%d", I->tmp++);
+  sb_printf(&I->body, "  let %s = %s;\n", var, sb_str(&e));
+  sb_free(&e);
+  for (int i = 0; i < n; i++) {
+    if (!*I->node->output[i]) continue;
+    char proj[48];
+    snprintf(proj, sizeof proj, "%s.%d", var, i);
+    int64_t dims[MAX_RANK];
+    memcpy(dims, x->dims, sizeof dims);
+    dims[axis] = sizes[i];
+    add_value(I, I->node->output[i], proj, x->elem, x->rank, dims);
+  }
+  return true;
+}
+
+/* LayerNormalization (opset 17) over the last axis. */
+static bool cv_layer_norm(Importer *I) {
+  if (!need_inputs(I, 2)) return false;
+  Value *x = input(I, 0), *g = input(I, 1), *b = input(I, 2);
+  int64_t axis = attr_int(I, "axis", -1);
+  if (x->rank < 0) return node_error(I, "needs the input's rank");
+  if (axis < 0) axis += x->rank;
+  if (axis != x->rank - 1) return node_error(I, "normalizing over axis %lld onwards is not supported yet", (long long)axis);
+  for (size_t k = 1; k < I->node->n_output; k++)
+    if (*I->node->output[k]) return node_error(I, "the mean and inverse deviation outputs are not supported");
+  StrBuf e = {0};
+  /* nn.layer_norm needs a beta: zeros when absent. */
+  if (b) sb_printf(&e, "nn.layer_norm(%s, %s, %s, axis=-1, epsilon=", x->expr, g->expr, b->expr);
+  else sb_printf(&e, "nn.layer_norm(%s, %s, zeros_like(%s), axis=-1, center=False, epsilon=", x->expr, g->expr, g->expr);
+  put_float_lit(I, &e, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, attr_float(I, "epsilon", 1e-5));
+  sb_putc(&e, ')');
+  bind_output(I, 0, sb_str(&e), x->elem, x->rank, x->dims);
+  sb_free(&e);
+  return true;
+}
+
+/* ConvTranspose (2-D): the weight is (C_in, C_out / group, kH, kW), Relay's
+** IOHW. Explicit pads and output_padding; output_shape is not supported. */
+static bool cv_conv_transpose(Importer *I) {
+  if (!need_inputs(I, 2)) return false;
+  Value *x = input(I, 0), *w = input(I, 1), *b = input(I, 2);
+  if (w->rank != 4) return node_error(I, "only 2-D transposed convolutions are supported");
+  if (attr(I, "output_shape")) return node_error(I, "output_shape is not supported; give pads");
+  Spatial s;
+  char buf[32];
+  const char *ap = attr_str(I, "auto_pad", "NOTSET", buf, sizeof buf);
+  if (strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0) return node_error(I, "auto_pad %s is not supported", ap);
+  if (!spatial(I, 2, w->dims + 2, &s, x)) return false;
+  int64_t op[2] = {0, 0};
+  attr_ints(I, "output_padding", op, 2);
+  int64_t groups = attr_int(I, "group", 1);
+  StrBuf e = {0};
+  sb_printf(&e, "nn.conv2d_transpose(%s, %s, strides=", x->expr, w->expr);
+  put_ints(&e, s.strides, 2);
+  sb_puts(&e, ", output_padding=");
+  put_ints(&e, op, 2);
+  sb_puts(&e, ", padding=");
+  put_ints(&e, s.pads, 4);
+  sb_puts(&e, ", dilation=");
+  put_ints(&e, s.dilations, 2);
+  int64_t cout = w->dims[1] >= 0 ? dim_mul(w->dims[1], groups) : -1;
+  sb_printf(&e, ", groups=%lld", (long long)groups);
+  if (cout >= 0) sb_printf(&e, ", channels=%lld", (long long)cout);
+  sb_puts(&e, ", kernel_size=");
+  put_ints(&e, s.kernel, 2);
+  sb_putc(&e, ')');
+  if (b) {
+    StrBuf t = {0};
+    sb_printf(&t, "nn.bias_add(%s, %s)", sb_str(&e), b->expr);
+    sb_free(&e);
+    e = t;
+  }
+  int64_t dims[4] = {x->rank == 4 ? x->dims[0] : -1, cout, -1, -1};
+  for (int i = 0; i < 2; i++) {
+    int64_t in = x->rank == 4 ? x->dims[2 + i] : -1;
+    /* (in - 1) * stride - pads + dilation * (k - 1) + output_padding + 1 */
+    int64_t grow = dim_add(dim_mul(in - 1, s.strides[i]), dim_add(dim_mul(s.dilations[i], s.kernel[i] - 1), op[i] + 1));
+    int64_t pads = dim_add(s.pads[i], s.pads[2 + i]);
+    dims[2 + i] = in >= 1 && grow >= 0 && pads >= 0 && grow >= pads ? grow - pads : -1;
+  }
+  bind_output(I, 0, sb_str(&e), x->elem, 4, dims);
+  sb_free(&e);
+  return true;
+}
+
 typedef struct Converter {
   const char *op;
   int since;                /* the first opset it applies to */
@@ -1573,6 +1699,7 @@ static const Converter converters[] = {
     {"Constant", 1, cv_constant},
     {"ConstantOfShape", 9, cv_constant_of_shape},
     {"Conv", 1, cv_conv},
+    {"ConvTranspose", 1, cv_conv_transpose},
     {"Cos", 1, cv_cos},
     {"Div", 1, cv_div},
     {"Dropout", 1, cv_identity},
@@ -1590,6 +1717,7 @@ static const Converter converters[] = {
     {"HardSigmoid", 1, cv_hard_sigmoid},
     {"HardSwish", 14, cv_hard_swish},
     {"Identity", 1, cv_identity},
+    {"LayerNormalization", 17, cv_layer_norm},
     {"LeakyRelu", 1, cv_leaky_relu},
     {"Less", 1, cv_less},
     {"Log", 1, cv_log},
@@ -1616,6 +1744,7 @@ static const Converter converters[] = {
     {"Sin", 1, cv_sin},
     {"Slice", 1, cv_slice},
     {"Softmax", 1, cv_softmax},
+    {"Split", 1, cv_split},
     {"Sqrt", 1, cv_sqrt},
     {"Squeeze", 1, cv_squeeze},
     {"Sub", 1, cv_sub},

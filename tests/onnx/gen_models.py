@@ -18,6 +18,7 @@ Models made to fail (tests/onnx/onnx_test.sh checks each error):
   and external_missing.onnx (its data file absent).
 """
 import os
+import warnings
 
 import numpy as np
 import onnx
@@ -30,6 +31,7 @@ OUT = os.path.join(HERE, "models")
 os.makedirs(OUT, exist_ok=True)
 torch.manual_seed(7)
 torch.set_num_threads(1)
+warnings.filterwarnings("ignore")
 
 
 def export(name, model, x, opset=13):
@@ -121,11 +123,25 @@ class Misc(nn.Module):
                           u.flatten()])
 
 
+class Decoder(nn.Module):
+    """ConvTranspose, Split (chunk), LayerNormalization (opset 17)."""
+
+    def __init__(self):
+        super().__init__()
+        self.up = nn.ConvTranspose2d(6, 4, 3, stride=2, padding=1, output_padding=1)
+        self.norm = nn.LayerNorm(8)
+
+    def forward(self, x):  # x: (1, 6, 4, 4)
+        a, b = torch.chunk(self.up(x), 2, dim=1)  # (1, 2, 8, 8) each
+        return self.norm(a * torch.sigmoid(b))
+
+
 export("mlp", Mlp(), torch.randn(4, 32))
 export("block", Block(), torch.randn(1, 3, 32, 32))
 export("mobile", Mobile(), torch.randn(1, 4, 8, 8), opset=14)
 export("misc", Misc(), torch.randn(2, 3, 6))
 export("mlp_opset11", Mlp(), torch.randn(2, 32), opset=11)
+export("decoder", Decoder(), torch.randn(1, 6, 4, 4), opset=17)
 
 
 def save_helper(name, graph, opset, x=None, y=None):
