@@ -188,11 +188,13 @@ void lower_put_isa_call(StrBuf *sb, const char *fn, const char *args);
 /* {==== Softmax and reductions (reduce.c) ====} */
 
 /* nn.softmax, nn.fast_softmax or nn.log_softmax (node anchor, on a
-** parameter) on float32/float64, with the group's other live nodes as an
-** elementwise epilogue; false (appending nothing) when it does not apply. */
+** parameter, or on float32 an elementwise chain of the group) on
+** float32/float64, with the group's other live nodes as an elementwise
+** epilogue; false (appending nothing) when it does not apply. */
 bool softmax_lower(StrBuf *out, const char *name, const Group *g, int anchor, const char *where);
-/* sum, mean, max or min (node anchor, on a parameter) on float32/float64,
-** with an elementwise epilogue; false (appending nothing) otherwise. */
+/* sum, mean, max or min (node anchor, on a parameter or an elementwise
+** chain of the group) on float32/float64, with an elementwise epilogue;
+** false (appending nothing) otherwise. */
 bool reduce_lower(StrBuf *out, const char *name, const Group *g, int anchor, const char *where);
 
 /* {==== Slices (select.c) ====} */

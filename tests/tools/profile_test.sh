@@ -61,7 +61,7 @@ cp "$tmp/out" "$out"
 check "grep -Eq '^profile: 5 runs, ' '$out'" "the profile covers the 5 runs"
 check "grep -Eq '^K[0-9]+ +nn.dense, nn.bias_add, nn.relu +\\(2, 16\\) +GEMV float32 +5 ' '$out'" \
   "a row for the fused dense+bias+relu kernel with its shape, schedule and 5 calls"
-check "grep -Eq '^K[0-9]+ +nn.softmax +\\(2, 4\\) +softmax rows in double +5 ' '$out'" "a row for the softmax kernel"
+check "grep -Eq '^K[0-9]+ +nn.softmax +\\(2, 4\\) +softmax rows float32 +5 ' '$out'" "a row for the softmax kernel"
 check "grep -Eq '^ +total +[0-9.]+ +100.0%' '$out'" "a total row at 100%"
 check "grep -Eq '^time_ms: ' '$out'" "the times of --repeat still end the output"
 # Rows sorted by total time, most first.
@@ -90,13 +90,13 @@ expect 0 "^relayc $version\$" "$relayc" build "$mlp" -o "$tmp/v.so" -v
 check "grep -q '^target: baseline x86-64; GEMV/GEMM kernels pick AVX-512, AVX2+FMA or portable code at run time' '$tmp/out'" \
   "-v names the default target"
 check "grep -q '^optimisation: -O2, fusion on, profiling off' '$tmp/out'" "-v gives the levels"
-check "grep -q '^kernels: 3 (2 GEMV float32, 1 softmax rows in double)' '$tmp/out'" "-v counts the kernels by schedule"
+check "grep -q '^kernels: 3 (2 GEMV float32, 1 softmax rows float32)' '$tmp/out'" "-v counts the kernels by schedule"
 expect 0 "optimisation: -O0, fusion off, profiling on" "$relayc" build "$mlp" -o "$tmp/v.so" -v -O0 --profile
 expect 0 "optimisation: -O3, fusion off, profiling off" "$relayc" build "$mlp" -o "$tmp/v.so" -v -O3 --no-fuse
 mkdir -p "$tmp/lib"
 expect 0 "" "$relayc" build "$mlp" -o "$tmp/lib/libv.a"
 check "grep -q '^/\\* Built by relayc $version\$' '$tmp/lib/v.h'" "the header names relayc's version"
-check "grep -q '^\\*\\*   kernels: 3 (2 GEMV float32, 1 softmax rows in double) \\*/' '$tmp/lib/v.h'" \
+check "grep -q '^\\*\\*   kernels: 3 (2 GEMV float32, 1 softmax rows float32) \\*/' '$tmp/lib/v.h'" \
   "the header counts the kernels by schedule"
 
 # {==== --target native ====}

@@ -11,16 +11,17 @@
 ** bools must match the expected .npy exactly, floats within the case's
 ** tolerance, and the result must be bit-identical to the reference
 ** kernel's on the same inputs (NaN payloads aside), except float32 dense
-** and batch_matmul, which accumulate in float32 and must be within that
-** accumulation's error of it (close_to_ref). The library is built once
+** and batch_matmul, softmax and sum/mean/max/min, which accumulate in
+** float32 and must be within that accumulation's error of it
+** (close_to_ref, with the length of the reduction or of the row). The library is built once
 ** per vector ISA of the GEMM kernels that the CPU runs. A case where the
 ** reference kernel must fail may not be lowered (loops cannot fail but for
 ** memory); every case of lower.txt must be lowered. The test fails unless
 ** at least MIN_OPS distinct ops were lowered.
 **
 ** Fused groups (test_fused): hand-written multi-call functions on random
-** inputs against the calls evaluated one by one, through lower_loops and
-** lower_reference both.
+** inputs (some with NaN and infinities sprinkled in) against the calls
+** evaluated one by one, through lower_loops and lower_reference both.
 **
 ** Every kernel runs a second time with *out preset to a zeroed result of
 ** the right type (a tuple of them for split): it must write the same bytes
@@ -168,6 +169,19 @@ static int64_t reduction_len(const Expr *e) {
   if (!t || t->kind != TYPE_TENSOR || t->u.tensor.dtype.code != DT_FLOAT || t->u.tensor.dtype.bits != 32) return k;
   int64_t here = 0;
   if (strcmp(op, "nn.dense") == 0) here = a0->u.tensor.shape[a0->u.tensor.ndim - 1];
+  /* float32 softmax and reductions (lower/reduce.c) accumulate in float32 too: the length of a row */
+  if (!strcmp(op, "nn.softmax") || !strcmp(op, "nn.fast_softmax") || !strcmp(op, "nn.log_softmax")) {
+    int f = e->u.call.attrs && e->u.call.attrs->cls ? attrs_class_field(e->u.call.attrs->cls, "axis", 4) : -1;
+    int64_t axis = f >= 0 && e->u.call.attrs->values[f]->kind == AV_INT ? e->u.call.attrs->values[f]->u.i.v : -1;
+    if (axis < 0) axis += a0->u.tensor.ndim;
+    if (axis >= 0 && axis < a0->u.tensor.ndim) here = a0->u.tensor.shape[axis];
+  }
+  if (!strcmp(op, "sum") || !strcmp(op, "mean") || !strcmp(op, "max") || !strcmp(op, "min")) {
+    int64_t nin = 1, nout = 1;
+    for (int d = 0; d < a0->u.tensor.ndim; d++) nin *= a0->u.tensor.shape[d];
+    for (int d = 0; d < t->u.tensor.ndim; d++) nout *= t->u.tensor.shape[d];
+    here = nout ? nin / nout : 0;
+  }
   if (strcmp(op, "nn.batch_matmul") == 0) {
     const Attrs *at = e->u.call.attrs;
     int f = at && at->cls ? attrs_class_field(at->cls, "transpose_a", 11) : -1;
@@ -370,10 +384,11 @@ static bool close_to_ref(const char *where, const rlyrt_tensor *got, const rlyrt
   }
   int64_t n = rlyrt_tensor_numel(got);
   double scale = 0;
-  for (int64_t i = 0; i < n; i++) scale = fmax(scale, fabs(rlyrt_get_f64(ref, i)));
+  for (int64_t i = 0; i < n; i++)
+    if (isfinite(rlyrt_get_f64(ref, i))) scale = fmax(scale, fabs(rlyrt_get_f64(ref, i)));
   for (int64_t i = 0; i < n; i++) {
     double x = rlyrt_get_f64(got, i), y = rlyrt_get_f64(ref, i);
-    if ((isnan(x) && isnan(y)) || fabs(x - y) <= 1e-5 * fabs(y) + 1e-7 * (double)(k + 4) * scale) continue;
+    if (x == y || (isnan(x) && isnan(y)) || fabs(x - y) <= 1e-5 * fabs(y) + 1e-7 * (double)(k + 4) * scale) continue;
     char msg[256];
     snprintf(msg, sizeof msg, "element %lld is %.9g, the reference kernel's %.9g (reduction of %lld)", (long long)i, x,
              y, (long long)k);
@@ -796,6 +811,81 @@ static void add_tuple_case(const char *where, rlyrt_object **args, int nargs, rl
   check_count++;
 }
 
+/* Sets about one float element in `every` of x to NaN, +inf or -inf. */
+static void sprinkle(rlyrt_tensor *x, uint32_t *seed, int every) {
+  if (x->dl.dtype.code != kDLFloat) return;
+  int64_t n = rlyrt_tensor_numel(x);
+  for (int64_t i = 0; i < n; i++) {
+    *seed = *seed * 1664525u + 1013904223u;
+    uint32_t r = (*seed >> 8) % (uint32_t)every;
+    if (r < 3) rlyrt_set_f64(x, i, r == 0 ? NAN : r == 1 ? INFINITY : -INFINITY);
+  }
+}
+
+/* One fused group on random inputs (specials > 0: with NaN and infinities
+** sprinkled, see sprinkle), lowered both ways against the reference
+** kernels called one by one; loops: lower_loops must take it. */
+static void fused_case(const char *where, const char *params, const char *body, bool loops, uint32_t *seed,
+                       int specials) {
+  StrBuf src = {0}, msg = {0};
+  sb_printf(&src, "#[version = \"0.0.5\"]\ndef @t(%s) {\n  %s\n}\n", params, body);
+  Program p;
+  program_open(&p, where, sb_str(&src), &msg);
+  if (!p.m) {
+    fail(where, "does not type-check", sb_str(&msg));
+    sb_free(&src);
+    sb_free(&msg);
+    return;
+  }
+  const Expr *fn = program_fn(&p);
+  rlyrt_object *args[MAX_ARGS];
+  int nargs = fn->u.func.nparams;
+  for (int k = 0; k < nargs; k++) {
+    args[k] = random_value(fn->u.func.params[k]->type, seed);
+    if (specials && args[k]->kind == RLYRT_TENSOR) sprinkle(RLYRT_AS_TENSOR(args[k]), seed, specials);
+  }
+  Env env = {0};
+  rlyrt_object *r = eval(where, p.m, fn, args, fn->u.func.body, &env);
+  for (int k = 0; k < env.n; k++) rlyrt_release(env.val[k]);
+  char name[32], err[256];
+  /* loops */
+  snprintf(name, sizeof name, "k%d", ncases);
+  size_t before = kernels.len;
+  bool lowered = lower_loops(&kernels, name, fn, where);
+  check_count++;
+  if (lowered != loops) fail(where, lowered ? "lowered as loops, but must not be" : "not lowered as loops", NULL);
+  if (!lowered) CHECK_EQ(kernels.len, before);
+  if (lowered) {
+    StrBuf again = {0};
+    CHECK(lower_loops(&again, name, fn, where));
+    CHECK(again.len == kernels.len - before && !memcmp(again.data, kernels.data + before, again.len));
+    sb_free(&again);
+    sb_putc(&kernels, '\n');
+    if (r && r->kind == RLYRT_TENSOR)
+      add_case(where, args, nargs, RLYRT_AS_TENSOR(r), reduction_len(fn->u.func.body),
+               strstr(kernels.data + before, "rlyk_") != NULL);
+    else if (r)
+      add_tuple_case(where, args, nargs, r, true);
+  }
+  /* reference calls */
+  snprintf(name, sizeof name, "k%d", ncases);
+  if (!lower_reference(lowering, &decls, &kernels, name, fn, where, err, sizeof err)) {
+    fail(where, "lower_reference refused it", err);
+  } else {
+    sb_putc(&kernels, '\n');
+    if (r && r->kind == RLYRT_TENSOR) {
+      add_case(where, args, nargs, RLYRT_AS_TENSOR(r), 0, false);
+    } else if (r) {
+      add_tuple_case(where, args, nargs, r, false);
+    }
+  }
+  rlyrt_release(r);
+  release_args(args, nargs);
+  program_close(&p);
+  sb_free(&src);
+  sb_free(&msg);
+}
+
 static void test_fused(void) {
 #define T(shape) "Tensor[(" shape "), float32]"
   /* 200 calls in one group (FuseOps puts up to 256 in one function) */
@@ -843,11 +933,27 @@ static void test_fused(void) {
       {"%a: " T("4") ", %b: " T("4"), "add(%b, %a)", false},
       {"%a: " T("2, 3") ", %b: " T("3"), long_chain, true},
       {"%x: " T("5")", %b: " T("5"), "let %y = %x; nn.relu(add(%y, %b))", true},
-      /* softmax rows, the same bits, and an epilogue */
+      /* softmax rows (float32: in float32, vector lanes, within its error), and an epilogue */
       {"%x: " T("3, 8") ", %y: " T("3, 8"), "add(nn.softmax(%x), %y)", true},
       {"%x: " T("4, 5, 3") ", %y: " T("3"), "multiply(nn.log_softmax(%x, axis=1), %y)", true},
       {"%x: Tensor[(2, 9), float64]", "nn.fast_softmax(%x, axis=0)", true},
-      /* reductions in the reference kernel's order, the same bits */
+      /* softmax: long rows (not multiples of the lanes), inner axes, computed operands */
+      {"%x: " T("2, 1000"), "nn.softmax(%x)", true},
+      {"%x: " T("3, 4097"), "nn.log_softmax(%x)", true},
+      {"%x: " T("2, 37, 5"), "nn.fast_softmax(%x, axis=1)", true},
+      {"%x: " T("7, 70"), "nn.softmax(%x, axis=0)", true},
+      {"%x: " T("3, 40, 2") ", %y: " T("2"), "add(nn.log_softmax(%x, axis=1), %y)", true},
+      {"%x: " T("4, 1000"), "nn.softmax(multiply(%x, 2f))", true},
+      {"%x: " T("3, 1000") ", %b: " T("1000"), "nn.softmax(add(%x, %b))", true},
+      {"%x: " T("1, 4097"), "nn.softmax(divide(%x, 3f), axis=-1)", true},
+      {"%x: " T("2, 9, 5") ", %y: " T("9, 1"), "nn.log_softmax(tanh(add(%x, %y)), axis=1)", true},
+      {"%x: " T("6, 33") ", %b: " T("33") ", %c: " T("6, 1"), "multiply(nn.softmax(nn.bias_add(%x, %b, axis=1)), %c)",
+       true},
+      {"%x: " T("5, 8") ", %y: " T("5, 8"), "let %s = subtract(%x, %y); nn.fast_softmax(exp(%s), axis=0)", true},
+      {"%x: Tensor[(3, 7), float64]", "nn.softmax(multiply(%x, 2f64))", false}, /* float64: a parameter only */
+      {"%x: " T("4, 6"), "%0 = multiply(%x, 2f);\n  add(nn.softmax(%0), %0)", false}, /* %0 twice */
+      {"%x: " T("0, 5"), "nn.softmax(%x)", false},                                    /* empty */
+      /* reductions (float32: in float32, vector lanes, within its error; float64: the reference's bits) */
       {"%x: " T("3, 4, 5") ", %y: " T("1, 4, 1"), "sqrt(add(mean(%x, axis=[0, 2], keepdims=True), %y))", true},
       {"%x: " T("3, 4, 5"), "max(%x, axis=1)", true},
       {"%x: " T("3, 4, 5"), "negative(min(%x, axis=[-1], exclude=True))", true},
@@ -860,6 +966,23 @@ static void test_fused(void) {
       {"%x: Tensor[(3, 5), float64], %p: (Tensor[(5), float64], Tensor[(3, 5), float64])",
        "min(add(tanh(%x), multiply(%p.0, %p.1)), axis=0, exclude=True)", true},
       {"%x: " T("5, 6"), "%0 = negative(%x);\n  multiply(sum(%0, axis=[1], keepdims=True), %0)", false}, /* %0 twice */
+      /* long rows, outer axes, keepdims, exclude, chains with broadcast leaves */
+      {"%x: " T("4, 1000"), "sum(%x, axis=-1)", true},
+      {"%x: " T("3, 4097"), "mean(%x, axis=[1])", true},
+      {"%x: " T("5, 1000"), "max(%x, axis=-1)", true},
+      {"%x: " T("2, 4097"), "min(%x, axis=1, keepdims=True)", true},
+      {"%x: " T("300, 70"), "sum(%x, axis=0)", true},
+      {"%x: " T("5, 40, 33"), "max(%x, axis=[0, 1])", true},
+      {"%x: " T("4, 50, 37"), "mean(%x, axis=1, keepdims=True)", true},
+      {"%x: " T("3, 5, 40"), "sum(%x, axis=[2], exclude=True)", true},
+      {"%x: " T("3, 5, 40"), "min(%x, axis=[0], exclude=True, keepdims=True)", true},
+      {"%x: " T("37, 41"), "mean(%x)", true},
+      {"%x: " T("6, 1, 1"), "sum(%x, axis=[1, 2])", true},
+      {"%x: " T("4, 1000") ", %y: " T("1000"), "sum(exp(multiply(%x, %y)), axis=-1)", true},
+      {"%x: " T("300, 70") ", %y: " T("1, 70"), "negative(max(add(%x, %y), axis=0))", true},
+      {"%x: " T("3, 64") ", %y: " T("3, 1"), "mean(multiply(%x, %y), axis=1, keepdims=True)", true},
+      {"%x: " T("3, 0"), "sum(%x, axis=1)", false},                                   /* empty */
+      {"%x: " T("0, 4"), "max(%x, axis=0)", false},
       /* float32 exp, tanh, sigmoid (lower/fastmath.c), alone and in chains: within FAST_ULPS */
       {"%a: " T("3, 37"), "sigmoid(%a)", true},
       {"%a: " T("37"), "fast_exp(multiply(%a, 80f))", true},
@@ -887,65 +1010,35 @@ static void test_fused(void) {
       {"%x: " T("4, 6"), "%0 = split(%x, indices_or_sections=2, axis=1);\n  add(%0.0, %0.1)", false},
       {"%x: " T("4, 6"), "%0 = split(%x, indices_or_sections=2, axis=1);\n  (%0.0, exp(%0.1))", false},
   };
+  /* NaN and infinities in about one element in `every` (some rows clean):
+  ** max and min keep the reference kernel's NaN semantics */
+  const struct {
+    const char *params, *body;
+    bool loops;
+    int every;
+  } special_groups[] = {
+      {"%x: " T("8, 1000"), "nn.softmax(%x)", true, 4000},
+      {"%x: " T("300, 5"), "nn.log_softmax(%x, axis=0)", true, 1500},
+      {"%x: " T("8, 1000"), "max(%x, axis=-1)", true, 3000},
+      {"%x: " T("1000, 8"), "min(%x, axis=0)", true, 3000},
+      {"%x: " T("8, 1000"), "min(%x, axis=1)", true, 3000},
+      {"%x: " T("8, 1000"), "sum(%x, axis=-1)", true, 3000},
+      {"%x: " T("4, 5, 300"), "mean(%x, axis=[0, 2])", true, 6000},
+      {"%x: " T("4, 4097"), "nn.softmax(multiply(%x, 2f))", true, 12000},
+      {"%x: " T("6, 100"), "max(%x, axis=-1)", true, 30},
+  };
 #undef T
   uint32_t seed = 12345;
   for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
     char where[64];
     snprintf(where, sizeof where, "fused group %zu", i);
-    StrBuf src = {0}, msg = {0};
-    sb_printf(&src, "#[version = \"0.0.5\"]\ndef @t(%s) {\n  %s\n}\n", groups[i].params, groups[i].body);
-    Program p;
-    program_open(&p, where, sb_str(&src), &msg);
-    if (!p.m) {
-      fail(where, "does not type-check", sb_str(&msg));
-      sb_free(&src);
-      sb_free(&msg);
-      continue;
-    }
-    const Expr *fn = program_fn(&p);
-    rlyrt_object *args[MAX_ARGS];
-    int nargs = fn->u.func.nparams;
-    for (int k = 0; k < nargs; k++) args[k] = random_value(fn->u.func.params[k]->type, &seed);
-    Env env = {0};
-    rlyrt_object *r = eval(where, p.m, fn, args, fn->u.func.body, &env);
-    for (int k = 0; k < env.n; k++) rlyrt_release(env.val[k]);
-    char name[32], err[256];
-    /* loops */
-    snprintf(name, sizeof name, "k%d", ncases);
-    size_t before = kernels.len;
-    bool lowered = lower_loops(&kernels, name, fn, where);
-    check_count++;
-    if (lowered != groups[i].loops) fail(where, lowered ? "lowered as loops, but must not be" : "not lowered as loops", NULL);
-    if (!lowered) CHECK_EQ(kernels.len, before);
-    if (lowered) {
-      StrBuf again = {0};
-      CHECK(lower_loops(&again, name, fn, where));
-      CHECK(again.len == kernels.len - before && !memcmp(again.data, kernels.data + before, again.len));
-      sb_free(&again);
-      sb_putc(&kernels, '\n');
-      if (r && r->kind == RLYRT_TENSOR)
-        add_case(where, args, nargs, RLYRT_AS_TENSOR(r), reduction_len(fn->u.func.body),
-                 strstr(kernels.data + before, "rlyk_") != NULL);
-      else if (r)
-        add_tuple_case(where, args, nargs, r, true);
-    }
-    /* reference calls */
-    snprintf(name, sizeof name, "k%d", ncases);
-    if (!lower_reference(lowering, &decls, &kernels, name, fn, where, err, sizeof err)) {
-      fail(where, "lower_reference refused it", err);
-    } else {
-      sb_putc(&kernels, '\n');
-      if (r && r->kind == RLYRT_TENSOR) {
-        add_case(where, args, nargs, RLYRT_AS_TENSOR(r), 0, false);
-      } else if (r) {
-        add_tuple_case(where, args, nargs, r, false);
-      }
-    }
-    rlyrt_release(r);
-    release_args(args, nargs);
-    program_close(&p);
-    sb_free(&src);
-    sb_free(&msg);
+    fused_case(where, groups[i].params, groups[i].body, groups[i].loops, &seed, 0);
+  }
+  for (size_t i = 0; i < sizeof special_groups / sizeof special_groups[0]; i++) {
+    char where[64];
+    snprintf(where, sizeof where, "fused group with NaN and inf %zu", i);
+    fused_case(where, special_groups[i].params, special_groups[i].body, special_groups[i].loops, &seed,
+               special_groups[i].every);
   }
 }
 
