@@ -64,6 +64,14 @@ typedef struct Group {
   char cname[100];
 } Group;
 
+/* A constant packed at build time for the kernels that read it so
+** (consts.c; lower_loops_prepacked): constant k of the blob. */
+typedef struct CgPacked {
+  const ConstData *src;
+  LowerPrepack p;
+  int k;
+} CgPacked;
+
 typedef struct Cg {
   Module *m;
   const CodegenOptions *o;
@@ -75,6 +83,7 @@ typedef struct Cg {
   /* Output sections, assembled in this order. */
   StrBuf kdecls, protos, consts, kernels, checkers, code, info;
   Vec(const ConstData *) constdata;
+  Vec(CgPacked) packed;     /* in the module's arena (AVEC_PUSH): nothing to free */
   Vec(char *) kernel_texts; /* kernel i as made with the placeholder name (for dedupe) */
   int *kernel_slots;        /* open addressing over kernel_texts by hash: 1 + index, 0 empty */
   size_t kernel_nslots;     /* a power of two, at least twice the kernels */
@@ -198,12 +207,21 @@ bool cg_emit_scalar_let(Cg *cg, StrBuf *o, int ind, Expr *var, Expr *v);
 
 /* The kernel of Primitive function prim, emitted once: its name in name. */
 void cg_kernel_for(Cg *cg, Expr *prim, char *name, size_t n);
+/* The same for a call of prim with args: when an argument is a constant
+** that the kernel reads packed at build time (lower_loops_prepacked), p
+** says how (the caller passes cg_const_ref_packed for argument p->param);
+** else p->param is -1. */
+void cg_kernel_for_call(Cg *cg, Expr *prim, Expr *const *args, int nargs, char *name, size_t n, LowerPrepack *p);
 
 /* {==== consts.c ====} */
 
 /* Appends the C expression of constant e (a static tensor object),
 ** registering its data in the blob. */
 void cg_const_ref(Cg *cg, StrBuf *out, const Expr *e);
+/* The same for constant e packed as p says (a float32 tensor of the packed
+** data, each packing of each constant once in the blob); e's own data goes
+** into the blob only when something else refers to it. */
+void cg_const_ref_packed(Cg *cg, StrBuf *out, const Expr *e, const LowerPrepack *p);
 /* Appends the blob's definition (a comment giving its size, then the
 ** aligned array when it is not empty). */
 void cg_emit_blob(const Cg *cg, StrBuf *c);

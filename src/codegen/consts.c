@@ -4,7 +4,10 @@
 ** RC_blob, written as a string literal (C compilers read those much faster
 ** than initializers of typed arrays; see bench/README.md), each constant
 ** at a 64-aligned offset. A constant is a static rlyrt_tensor C<k> with the
-** refcount RLYRT_REFCOUNT_STATIC whose data points into the blob. */
+** refcount RLYRT_REFCOUNT_STATIC whose data points into the blob. A
+** constant that a GEMM kernel reads packed (lower_loops_prepacked) is
+** stored packed, as a float32 vector of its own, once per packing; its
+** unpacked data only when something else refers to it. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,30 +33,64 @@ static size_t blob_len(const Cg *cg) {
   return n;
 }
 
+/* The index of constant data c in the blob, registered (with its static
+** tensor object C<k>) when new. */
+static int const_index(Cg *cg, const ConstData *c) {
+  for (int i = 0; i < cg->constdata.len; i++)
+    if (cg->constdata.data[i] == c) return i;
+  size_t off = (blob_len(cg) + 63) & ~(size_t)63;
+  int k = cg->constdata.len;
+  VEC_PUSH(&cg->constdata, c);
+  int nd = c->ndim;
+  /* A real rlyrt_tensor (generated code reads every object through its
+  ** own type), its shape in an array of its own. */
+  if (nd) {
+    sb_printf(&cg->consts, "static const int64_t C%d_shape[] = {", k);
+    for (int i = 0; i < nd; i++) sb_printf(&cg->consts, "%s%lld", i ? ", " : "", (long long)c->shape[i]);
+    sb_puts(&cg->consts, "};\n");
+  }
+  sb_printf(&cg->consts,
+            "static const rlyrt_tensor C%d = {{RLYRT_REFCOUNT_STATIC, RLYRT_TENSOR, 0}, "
+            "{(void *)(RC_blob + %zu), {kDLCPU, 0}, %d, {%u, %u, %u}, ",
+            k, off, nd, c->dtype.code, c->dtype.bits, c->dtype.lanes);
+  if (nd) sb_printf(&cg->consts, "(int64_t *)C%d_shape, NULL, 0}};\n", k);
+  else sb_puts(&cg->consts, "NULL, NULL, 0}};\n");
+  return k;
+}
+
 /* The C expression of constant e: a static tensor object. */
 void cg_const_ref(Cg *cg, StrBuf *out, const Expr *e) {
-  const ConstData *c = e->u.constant.value;
+  sb_printf(out, "(rlyrt_object *)&C%d.obj", const_index(cg, e->u.constant.value));
+}
+
+/* A packed constant is constant data of its own (in the module's arena,
+** freed with it): a float32 vector of the packed floats, made once per
+** constant and packing. */
+void cg_const_ref_packed(Cg *cg, StrBuf *out, const Expr *e, const LowerPrepack *p) {
+  const ConstData *src = e->u.constant.value;
   int k = -1;
-  for (int i = 0; i < cg->constdata.len && k < 0; i++)
-    if (cg->constdata.data[i] == c) k = i;
+  for (int i = 0; i < cg->packed.len && k < 0; i++) {
+    const CgPacked *c = &cg->packed.data[i];
+    if (c->src == src && c->p.q == p->q && c->p.k == p->k && c->p.n == p->n && c->p.b_sq == p->b_sq &&
+        c->p.b_sk == p->b_sk && c->p.b_sj == p->b_sj)
+      k = c->k;
+  }
   if (k < 0) {
-    size_t off = (blob_len(cg) + 63) & ~(size_t)63;
-    k = cg->constdata.len;
-    VEC_PUSH(&cg->constdata, c);
-    int nd = c->ndim;
-    /* A real rlyrt_tensor (generated code reads every object through its
-    ** own type), its shape in an array of its own. */
-    if (nd) {
-      sb_printf(&cg->consts, "static const int64_t C%d_shape[] = {", k);
-      for (int i = 0; i < nd; i++) sb_printf(&cg->consts, "%s%lld", i ? ", " : "", (long long)c->shape[i]);
-      sb_puts(&cg->consts, "};\n");
-    }
-    sb_printf(&cg->consts,
-              "static const rlyrt_tensor C%d = {{RLYRT_REFCOUNT_STATIC, RLYRT_TENSOR, 0}, "
-              "{(void *)(RC_blob + %zu), {kDLCPU, 0}, %d, {%u, %u, %u}, ",
-              k, off, nd, c->dtype.code, c->dtype.bits, c->dtype.lanes);
-    if (nd) sb_printf(&cg->consts, "(int64_t *)C%d_shape, NULL, 0}};\n", k);
-    else sb_puts(&cg->consts, "NULL, NULL, 0}};\n");
+    Arena *a = cg->m->arena;
+    size_t nbytes;
+    void *data = lower_prepack(p, src->data, &nbytes);
+    ConstData *cd = ARENA_NEW(a, ConstData);
+    cd->dtype = src->dtype;
+    cd->ndim = 1;
+    cd->shape = ARENA_ARRAY(a, int64_t, 1);
+    cd->shape[0] = (int64_t)(nbytes / 4);
+    cd->data = arena_alloc(a, nbytes ? nbytes : 1, 64);
+    memcpy(cd->data, data, nbytes);
+    cd->nbytes = nbytes;
+    free(data);
+    k = const_index(cg, cd);
+    CgPacked c = {src, *p, k};
+    AVEC_PUSH(a, &cg->packed, c);
   }
   sb_printf(out, "(rlyrt_object *)&C%d.obj", k);
 }

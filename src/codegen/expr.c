@@ -74,8 +74,9 @@ static bool stack_boxable(const Cg *cg, const CFunc *D, int i, const Expr *a) {
 
 /* "rlyrt_object *aN[] = {...};" for the arguments of a call (of D, or
 ** NULL: of a kernel or a closure value), unboxed scalars without their
-** tensor in boxes on the stack; returns N or -1 for none. */
-static int args_array_direct(Cg *cg, StrBuf *o, int ind, Expr **args, int n, const CFunc *D) {
+** tensor in boxes on the stack; returns N or -1 for none. pk (or NULL):
+** the constant argument pk->param goes packed at build time (a kernel's). */
+static int args_array_direct(Cg *cg, StrBuf *o, int ind, Expr **args, int n, const CFunc *D, const LowerPrepack *pk) {
   if (n == 0) return -1;
   int k = cg->tmp++;
   for (int i = 0; i < n; i++) {
@@ -91,6 +92,7 @@ static int args_array_direct(Cg *cg, StrBuf *o, int ind, Expr **args, int n, con
   for (int i = 0; i < n; i++) {
     sb_puts(o, i ? ", " : "");
     if (stack_boxable(cg, D, i, args[i])) sb_printf(o, "v%u ? v%u : &b%d_%d.obj", args[i]->id, args[i]->id, k, i);
+    else if (pk && pk->param == i && args[i]->kind == EXPR_CONST) cg_const_ref_packed(cg, o, args[i], pk);
     else cg_atom(cg, o, args[i]);
   }
   sb_puts(o, "};\n");
@@ -227,10 +229,11 @@ static void emit_value(Cg *cg, StrBuf *o, int ind, Expr *v, const char *dest, bo
       if (!stack_boxable(cg, D, i, v->u.call.args[i])) cg_need_boxed(cg, o, ind, v->u.call.args[i]);
     if (kernel) {
       char kname[32];
-      cg_kernel_for(cg, callee, kname, sizeof kname);
+      LowerPrepack pk;
+      cg_kernel_for_call(cg, callee, v->u.call.args, n, kname, sizeof kname, &pk);
       cg_indent(o, ind);
       sb_puts(o, "{\n");
-      int a = args_array_direct(cg, o, ind + 1, v->u.call.args, n, NULL);
+      int a = args_array_direct(cg, o, ind + 1, v->u.call.args, n, NULL, &pk);
       cg_indent(o, ind + 1);
       sb_printf(o, "st = %s(", kname);
       args_name(o, a);
@@ -303,7 +306,7 @@ static void emit_value(Cg *cg, StrBuf *o, int ind, Expr *v, const char *dest, bo
     }
     cg_indent(o, ind);
     sb_puts(o, "{\n");
-    int a = args_array_direct(cg, o, ind + 1, v->u.call.args, n, D);
+    int a = args_array_direct(cg, o, ind + 1, v->u.call.args, n, D, NULL);
     cg_indent(o, ind + 1);
     if (callee->kind == EXPR_GLOBAL && callee->u.global.def && cg_func_of(cg, callee->u.global.def->func)) {
       sb_printf(o, "st = %s(NULL, ", cg_func_of(cg, callee->u.global.def->func)->cname);

@@ -3,7 +3,9 @@
 ** A Primitive function is one C kernel `static rlyrt_status K<n>(args,
 ** out)`, written by lower/: plain loops where lower_loops has a lowering,
 ** else a call of the runtime's reference kernel (lower_reference).
-** Identical kernels are emitted once. Each kernel is also described
+** A GEMM whose weight is a constant argument of its call reads it packed
+** at build time (lower_loops_prepacked; the call passes the packed
+** constant, consts.c). Identical kernels are emitted once. Each kernel is also described
 ** (operators, result shape, schedule: CodegenOptions.kernels) and, with
 ** --profile, timed by a wrapper. */
 #include <stdint.h>
@@ -179,12 +181,14 @@ static void put_named(StrBuf *o, const char *text, const char *placeholder, cons
 ** kernels (same operator, attributes and types) are emitted once: the text
 ** is made with a placeholder name, compared with the kernels so far, and
 ** the placeholder replaced by the kernel's name. */
-void cg_kernel_for(Cg *cg, Expr *prim, char *name, size_t n) {
-  static const char placeholder[] = "K__X";
+static const char placeholder[] = "K__X";
+
+static void kernel_of(Cg *cg, Expr *prim, char *name, size_t n, const bool *is_const, LowerPrepack *pk) {
   char where[256], err[256];
   cg_where(cg, prim->span, where, sizeof where);
   StrBuf text = {0};
-  bool loops = lower_loops(&text, placeholder, prim, where);
+  bool loops = is_const && lower_loops_prepacked(&text, placeholder, prim, where, is_const, pk);
+  if (!loops) loops = lower_loops(&text, placeholder, prim, where);
   if (!loops && !lower_reference(cg->L, &cg->kdecls, &text, placeholder, prim, where, err, sizeof err)) {
     cg_error(cg, prim->span, "cannot compile this operator call: %s", err);
     sb_free(&text);
@@ -221,4 +225,25 @@ void cg_kernel_for(Cg *cg, Expr *prim, char *name, size_t n) {
   if (cg->o->profile) put_record(&cg->kernels, name, &cg->o->kernels->data[cg->o->kernels->len - 1], at != NULL);
   sb_puts(&cg->kernels, "\n");
   VEC_PUSH(&cg->kernel_texts, text.data); /* owned by the table now */
+}
+
+void cg_kernel_for(Cg *cg, Expr *prim, char *name, size_t n) { kernel_of(cg, prim, name, n, NULL, NULL); }
+
+/* A call whose arguments include constants may get a kernel that reads
+** one of them packed at build time (a GEMM's weight): a kernel of its own
+** text, so that a kernel shared by several calls is always called alike. */
+void cg_kernel_for_call(Cg *cg, Expr *prim, Expr *const *args, int nargs, char *name, size_t n, LowerPrepack *p) {
+  p->param = -1;
+  bool is_const[256], any = false;
+  int np = prim->u.func.nparams;
+  if (np != nargs || np > (int)RLY_COUNTOF(is_const)) {
+    kernel_of(cg, prim, name, n, NULL, NULL);
+    return;
+  }
+  for (int i = 0; i < np; i++) {
+    is_const[i] = args[i]->kind == EXPR_CONST;
+    any |= is_const[i];
+  }
+  kernel_of(cg, prim, name, n, any ? is_const : NULL, p);
+  if (!any) p->param = -1;
 }

@@ -13,6 +13,21 @@
 ** block a tile is final: the epilogue (lower/elemwise.c) runs over it
 ** while it is still in L1.
 **
+** Weights packed at build time. When B is a constant of the module passed
+** to the kernel (a model's weight: codegen/kernels.c asks
+** lower_loops_prepacked when a call has constant arguments), the compiler
+** packs it once (lower_prepack; codegen/consts.c stores the result in the
+** blob, 64-aligned, instead of B unless something else reads B) and the
+** kernel reads it without packing: one layout for every ISA, panels PW =
+** 32 (NR_MAX) columns wide over the whole reduction, zero-padded past N,
+** float[batch][panel][k][32]. A KC block of a panel is then a contiguous
+** slice, and a micro-kernel reads its NR columns (32, 16 or 8) of each row
+** at their offset in the panel, PW floats after the previous row's: the
+** same loads and FMAs in the same order as on B packed at run time, so the
+** same bits. Such a kernel has its own text (the call site passes the
+** packed constant), so a kernel shared by several calls is called alike.
+** The GEMV reads B as it is and is never given a packed B.
+**
 ** Accumulation is in float32, in the order k = 0, 1, ... within a KC block,
 ** the blocks added in order: results differ from the reference kernel
 ** (double accumulation) by rounding only, and are the same on every run.
@@ -32,9 +47,11 @@
 ** The loops and the packing are the same text for every ISA; only the
 ** vector operations (the Isa table) differ. */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lower/kernel.h"
+#include "lower/lower.h"
 
 /* {==== The ISAs ====} */
 
@@ -155,9 +172,13 @@ typedef struct Gemm {
   int64_t a_sq, a_si, a_sk;     /* A(q, i, k) = a[q * a_sq + i * a_si + k * a_sk] */
   int64_t b_sq, b_sk, b_sj;     /* B(q, k, j) */
   bool epilogue;
+  bool prepacked;               /* B is a constant, packed at build time (lower_prepack) */
   Ewise ew;
   int64_t l_sq[EW_MAX_LEAVES], l_si[EW_MAX_LEAVES], l_sj[EW_MAX_LEAVES]; /* the leaves' strides on C's view */
 } Gemm;
+
+/* The PW-wide panels of B packed at build time. */
+static int64_t prepack_panels(const Gemm *G) { return (G->n + LOWER_PACK_NR - 1) / LOWER_PACK_NR; }
 
 static bool is_f32(const Type *t) {
   DType d = t->u.tensor.dtype;
@@ -349,10 +370,10 @@ static void put_pointers(StrBuf *sb, const Gemm *G) {
   ew_put_pointers(sb, &G->ew, 2);
 }
 
-static void put_fn_head(StrBuf *sb, const Isa *isa, const char *name, bool buffers) {
+static void put_fn_head(StrBuf *sb, const Isa *isa, const char *name, bool buffers, bool prepacked) {
   if (isa->target) sb_printf(sb, "__attribute__((target(\"%s\"))) ", isa->target);
   sb_printf(sb, "static void %s_%s(rlyrt_object *const *args, float *restrict o%s) {\n", name, isa->suffix,
-            buffers ? ", float *restrict ap, float *restrict bp" : "");
+            !buffers ? "" : prepacked ? ", float *restrict ap" : ", float *restrict ap, float *restrict bp");
 }
 
 /* GEMV: C[i, j] = sum_k A[i, k] B[j, k] (dense: B is the weight, [N, K]),
@@ -361,7 +382,7 @@ static void put_gemv(StrBuf *sb, const Isa *isa, const char *name, const Gemm *G
   int w = isa->w;
   int jb = G->m == 1 ? 4 : G->m == 2 ? 2 : 1;
   long long n = G->n, k = G->k, m = G->m;
-  put_fn_head(sb, isa, name, false);
+  put_fn_head(sb, isa, name, false, false);
   put_pointers(sb, G);
   sb_puts(sb, "  const int64_t q = 0;\n  float *restrict c = o;\n  (void)q;\n");
   for (int pass = 0; pass < 2; pass++) {
@@ -470,19 +491,26 @@ static void put_pack(StrBuf *sb, int ind, const char *o, const char *lim, const 
 static void put_gemm(StrBuf *sb, const Isa *isa, const char *name, const Gemm *G) {
   int w = isa->w, mr = isa->mr, nr = isa->nr, nv = nr / w;
   long long m = G->m, n = G->n, k = G->k;
-  put_fn_head(sb, isa, name, true);
-  sb_printf(sb, "  enum { MR = %d, NR = %d, KC = %d, MC = %d, NC = %d };\n", mr, nr, KC, MC, NC);
+  put_fn_head(sb, isa, name, true, G->prepacked);
+  if (G->prepacked)
+    sb_printf(sb, "  enum { MR = %d, NR = %d, KC = %d, MC = %d, NC = %d, PW = %d };\n", mr, nr, KC, MC, NC, LOWER_PACK_NR);
+  else sb_printf(sb, "  enum { MR = %d, NR = %d, KC = %d, MC = %d, NC = %d };\n", mr, nr, KC, MC, NC);
   put_pointers(sb, G);
   sb_printf(sb, "  for (int64_t q = 0; q < %lld; q++) {\n", (long long)G->q);
   sb_printf(sb, "    const float *restrict aq = a + q * %lld;\n", (long long)G->a_sq);
-  sb_printf(sb, "    const float *restrict bq = b + q * %lld;\n", (long long)G->b_sq);
+  /* prepacked: batch q's panels, PW-wide over the whole reduction */
+  sb_printf(sb, "    const float *restrict bq = b + q * %lld;\n",
+            G->prepacked ? (G->b_sq ? (long long)(prepack_panels(G) * LOWER_PACK_NR * G->k) : 0LL) : (long long)G->b_sq);
   sb_printf(sb, "    float *restrict c = o + q * %lld;\n", m * n);
   sb_printf(sb, "    for (int64_t jc = 0; jc < %lld; jc += NC) {\n", n);
   sb_printf(sb, "      const int64_t nc = %lld - jc < NC ? %lld - jc : NC;\n", n, n);
   sb_printf(sb, "      for (int64_t pc = 0; pc < %lld; pc += KC) {\n", k);
   sb_printf(sb, "        const int64_t kc = %lld - pc < KC ? %lld - pc : KC;\n", k, k);
-  /* Pack B[pc.., jc..] into NR-wide panels: bp[panel][l][col]. */
-  put_pack(sb, 8, "jr", "nc", "NR", "cc", "bp", "bq", "jc", G->b_sj, G->b_sk);
+  /* Pack B[pc.., jc..] into NR-wide panels: bp[panel][l][col]. Packed at
+  ** build time, B's panels are PW wide over the whole reduction: rows pc..
+  ** of panel p start at bq + (p * K + pc) * PW, a tile's columns at its
+  ** offset in the panel, a row of them PW floats after the one before. */
+  if (!G->prepacked) put_pack(sb, 8, "jr", "nc", "NR", "cc", "bp", "bq", "jc", G->b_sj, G->b_sk);
   sb_printf(sb, "        for (int64_t ic = 0; ic < %lld; ic += MC) {\n", m);
   sb_printf(sb, "          const int64_t mc = %lld - ic < MC ? %lld - ic : MC;\n", m, m);
   /* Pack A[ic.., pc..] into MR-high panels: ap[panel][l][row]. */
@@ -490,7 +518,10 @@ static void put_gemm(StrBuf *sb, const Isa *isa, const char *name, const Gemm *G
   /* The micro-kernels. */
   sb_puts(sb, "          for (int64_t jr = 0; jr < nc; jr += NR)\n");
   sb_puts(sb, "            for (int64_t ir = 0; ir < mc; ir += MR) {\n");
-  sb_puts(sb, "              const float *restrict pa = ap + ir * kc, *restrict pb = bp + jr * kc;\n");
+  if (G->prepacked)
+    sb_printf(sb, "              const float *restrict pa = ap + ir * kc, *restrict pb = bq + (jc + jr) / PW * %lld + pc * PW + "
+                  "(jc + jr) %% PW;\n", k * LOWER_PACK_NR);
+  else sb_puts(sb, "              const float *restrict pa = ap + ir * kc, *restrict pb = bp + jr * kc;\n");
   sb_printf(sb, "              float *restrict ct = c + (ic + ir) * %lld + jc + jr;\n", n);
   /* C's tile is read (and written) after the k loop: fetch it meanwhile. */
   sb_puts(sb, "              for (int64_t r = 0; r < MR && ir + r < mc; r++) {\n");
@@ -509,7 +540,7 @@ static void put_gemm(StrBuf *sb, const Isa *isa, const char *name, const Gemm *G
   sb_puts(sb, "              for (int64_t l = 0; l < kc; l++) {\n");
   for (int v = 0; v < nv; v++) {
     char p[48];
-    snprintf(p, sizeof p, "pb + l * NR + %d", v * w);
+    snprintf(p, sizeof p, "pb + l * %s + %d", G->prepacked ? "PW" : "NR", v * w);
     sb_puts(sb, "                const ");
     v_type(sb, isa, name);
     sb_printf(sb, " b%d = ", v);
@@ -627,23 +658,24 @@ static void put_ops(StrBuf *sb, const Group *g) {
   }
 }
 
-bool gemm_lower(StrBuf *sb, const char *name, const Group *g, int anchor, const char *where) {
-  Gemm G;
-  if (!analyse(g, anchor, &G)) return false;
+/* The kernel of the problem G. */
+static void put_kernel(StrBuf *sb, const char *name, const Gemm *G, const char *where) {
+  const Group *g = G->g;
   const Type *res = g->nodes[g->nnodes - 1].call->type;
   int ndim = res->u.tensor.ndim;
   sb_puts(sb, "/* ");
   put_ops(sb, g);
-  sb_printf(sb, ": %s float32, %lld x [%lld x %lld] x %lld%s */\n", G.gemv ? "GEMV" : "packed GEMM", (long long)G.q,
-            (long long)G.m, (long long)G.n, (long long)G.k, G.epilogue ? ", elementwise epilogue" : "");
+  sb_printf(sb, ": %s float32%s, %lld x [%lld x %lld] x %lld%s */\n", G->gemv ? "GEMV" : "packed GEMM",
+            G->prepacked ? " (B packed at build time)" : "", (long long)G->q, (long long)G->m, (long long)G->n,
+            (long long)G->k, G->epilogue ? ", elementwise epilogue" : "");
   lower_put_isa_preamble(sb);
-  put_helpers(sb, name, &G);
-  if (G.epilogue) put_epilogue_fn(sb, name, &G);
+  put_helpers(sb, name, G);
+  if (G->epilogue) put_epilogue_fn(sb, name, G);
   for (size_t i = 0; i < RLY_COUNTOF(isas); i++) {
     const Isa *isa = &isas[i];
     lower_put_isa_if(sb, (int)i);
-    if (G.gemv) put_gemv(sb, isa, name, &G);
-    else put_gemm(sb, isa, name, &G);
+    if (G->gemv) put_gemv(sb, isa, name, G);
+    else put_gemm(sb, isa, name, G);
     sb_puts(sb, "#endif\n");
   }
   sb_printf(sb, "static rlyrt_status %s(rlyrt_object *const *args, rlyrt_object **out) {\n", name);
@@ -658,23 +690,114 @@ bool gemm_lower(StrBuf *sb, const char *name, const Group *g, int anchor, const 
   lower_put_cstring(sb, where ? where : "");
   sb_puts(sb, ");\n");
   const char *bufs = "";
-  if (!G.gemv) {
-    int64_t kc = G.k < KC ? G.k : KC;
-    int64_t mc = G.m < MC ? (G.m + MR_MAX - 1) / MR_MAX * MR_MAX : MC;
-    int64_t nc = G.n < NC ? (G.n + NR_MAX - 1) / NR_MAX * NR_MAX : NC;
-    sb_printf(sb, "  float *ap = (float *)rlyrt_alloc(%lld, 64), *bp = ap ? (float *)rlyrt_alloc(%lld, 64) : NULL;\n",
-              (long long)(mc * kc * 4), (long long)(nc * kc * 4));
-    sb_puts(sb, "  if (!bp) {\n    rlyrt_free(ap);\n    if (!*out) rlyrt_release(&t->obj);\n"
-                "    return rlyrt_error_at(RLYRT_E_NOMEM, ");
+  if (!G->gemv) {
+    int64_t kc = G->k < KC ? G->k : KC;
+    int64_t mc = G->m < MC ? (G->m + MR_MAX - 1) / MR_MAX * MR_MAX : MC;
+    int64_t nc = G->n < NC ? (G->n + NR_MAX - 1) / NR_MAX * NR_MAX : NC;
+    if (G->prepacked) {
+      sb_printf(sb, "  float *ap = (float *)rlyrt_alloc(%lld, 64);\n", (long long)(mc * kc * 4));
+      sb_puts(sb, "  if (!ap) {\n    if (!*out) rlyrt_release(&t->obj);\n    return rlyrt_error_at(RLYRT_E_NOMEM, ");
+    } else {
+      sb_printf(sb, "  float *ap = (float *)rlyrt_alloc(%lld, 64), *bp = ap ? (float *)rlyrt_alloc(%lld, 64) : NULL;\n",
+                (long long)(mc * kc * 4), (long long)(nc * kc * 4));
+      sb_puts(sb, "  if (!bp) {\n    rlyrt_free(ap);\n    if (!*out) rlyrt_release(&t->obj);\n"
+                  "    return rlyrt_error_at(RLYRT_E_NOMEM, ");
+    }
     lower_put_cstring(sb, where ? where : "");
     sb_puts(sb, ");\n  }\n");
-    bufs = ", ap, bp";
+    bufs = G->prepacked ? ", ap" : ", ap, bp";
   }
   sb_puts(sb, "  float *o = (float *)t->dl.data;\n");
   char call_args[32];
   snprintf(call_args, sizeof call_args, "args, o%s", bufs);
   lower_put_isa_call(sb, name, call_args);
-  if (!G.gemv) sb_puts(sb, "  rlyrt_free(bp);\n  rlyrt_free(ap);\n");
+  if (!G->gemv) sb_puts(sb, G->prepacked ? "  rlyrt_free(ap);\n" : "  rlyrt_free(bp);\n  rlyrt_free(ap);\n");
   sb_puts(sb, "  *out = &t->obj;\n  return RLYRT_OK;\n}\n");
+}
+
+bool gemm_lower(StrBuf *sb, const char *name, const Group *g, int anchor, const char *where) {
+  Gemm G;
+  if (!analyse(g, anchor, &G)) return false;
+  put_kernel(sb, name, &G, where);
   return true;
+}
+
+/* {==== B packed at build time ====} */
+
+/* The anchor of g when it is a dense or batch_matmul that the GEMM
+** schedules may take (the checks of lower_loops' schedule_group), or -1. */
+static int gemm_anchor(const Group *g) {
+  int anchor = -1;
+  if (g->nparams > 256 || g->nodes[g->nnodes - 1].kind != GN_CALL) return -1;
+  for (int i = 0; i < g->nnodes; i++) {
+    const GNode *nd = &g->nodes[i];
+    if (!nd->live || nd->kind == GN_CONST) continue;
+    if (nd->kind == GN_PROJ && nd->args[0] < 0) continue;
+    if (nd->kind != GN_CALL) return -1;
+    OpId id = nd->op->id;
+    if (id == OP_DENSE || id == OP_BATCH_MATMUL || id == OP_SOFTMAX || id == OP_FAST_SOFTMAX || id == OP_LOG_SOFTMAX ||
+        id == OP_SUM || id == OP_MEAN || id == OP_MAX || id == OP_MIN) {
+      if (anchor >= 0) return -1;
+      anchor = i;
+    }
+  }
+  if (anchor < 0) return -1;
+  OpId id = g->nodes[anchor].op->id;
+  return id == OP_DENSE || id == OP_BATCH_MATMUL ? anchor : -1;
+}
+
+/* lower_loops' guard against clang's FMA contraction (see loops.c). */
+static const char no_contract[] = "#if defined(__clang__)\n#pragma STDC FP_CONTRACT OFF\n#endif\n";
+
+bool lower_loops_prepacked(StrBuf *out, const char *name, const Expr *fn, const char *where, const bool *is_const,
+                           LowerPrepack *p) {
+  memset(p, 0, sizeof *p);
+  p->param = -1;
+  Group *g = rly_xcalloc(1, sizeof *g);
+  Gemm G;
+  int anchor = -1;
+  bool ok = group_build(fn, g) && (anchor = gemm_anchor(g)) >= 0 && analyse(g, anchor, &G) && !G.gemv &&
+            G.pb < g->nparams && is_const[G.pb] && G.pa != G.pb;
+  /* B's parameter is read packed: nothing else may read it. */
+  for (int k = 0; ok && G.epilogue && k < G.ew.nleaves; k++)
+    if (G.ew.leaves[k].param == G.pb) ok = false;
+  for (int i = 0; ok && i < g->nnodes; i++)
+    for (int j = 0; ok && g->nodes[i].live && j < g->nodes[i].nargs; j++)
+      if (g->nodes[i].args[j] == -1 - G.pb && !(i == anchor && j == 1)) ok = false;
+  if (ok) {
+    G.prepacked = true;
+    StrBuf k = {0};
+    put_kernel(&k, name, &G, where);
+    sb_puts(out, no_contract);
+    if (fm_used(sb_str(&k))) fm_put_defs(out);
+    sb_puts(out, sb_str(&k));
+    sb_free(&k);
+    p->param = G.pb;
+    p->q = G.b_sq ? G.q : 1;
+    p->k = G.k;
+    p->n = G.n;
+    p->b_sq = G.b_sq;
+    p->b_sk = G.b_sk;
+    p->b_sj = G.b_sj;
+  }
+  free(g);
+  return ok;
+}
+
+void *lower_prepack(const LowerPrepack *p, const void *b, size_t *nbytes) {
+  const int64_t pw = LOWER_PACK_NR, np = (p->n + pw - 1) / pw;
+  size_t n = (size_t)(p->q * np * p->k * pw);
+  float *d = rly_xmalloc(n ? n * sizeof *d : 1);
+  const float *s = b;
+  float *o = d;
+  for (int64_t q = 0; q < p->q; q++)
+    for (int64_t t = 0; t < np; t++)
+      for (int64_t l = 0; l < p->k; l++)
+        for (int64_t x = 0; x < pw; x++, o++) {
+          int64_t j = t * pw + x;
+          if (j < p->n) memcpy(o, s + q * p->b_sq + l * p->b_sk + j * p->b_sj, sizeof *o);
+          else *o = 0;
+        }
+  *nbytes = n * sizeof *d;
+  return d;
 }

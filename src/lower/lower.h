@@ -59,6 +59,27 @@ void lowering_free(Lowering *L);
 bool lower_reference(Lowering *L, StrBuf *decls, StrBuf *out, const char *name, const Expr *fn, const char *where,
                      char *err, size_t errlen);
 
+/* GEMM weights packed at build time (lower/gemm.c). A kernel call whose
+** arguments is_const[i] are constants of the module (fn has nparams
+** parameters): when fn is a packed GEMM (float32 dense or batch_matmul
+** with more than the GEMV's rows) whose B operand is one of them and is
+** read by nothing else in fn, appends a kernel that reads B already packed
+** (panels LOWER_PACK_NR columns wide over the whole reduction, zero-padded
+** at the edge; lower_prepack), describes the packing in *p and returns
+** true; otherwise returns false and appends nothing (p->param = -1). The
+** caller passes the packed constant as argument p->param. */
+enum { LOWER_PACK_NR = 32 };
+typedef struct LowerPrepack {
+  int param;                /* the argument read packed; -1: none */
+  int64_t q, k, n;          /* B's batches (1 when broadcast), reduction, columns */
+  int64_t b_sq, b_sk, b_sj; /* element strides: B(q, l, j) = data[q * b_sq + l * b_sk + j * b_sj] */
+} LowerPrepack;
+bool lower_loops_prepacked(StrBuf *out, const char *name, const Expr *fn, const char *where, const bool *is_const,
+                           LowerPrepack *p);
+/* The bytes of B (float32, the constant's data) packed as p says:
+** float[q][ceil(n / 32)][k][32], malloc'ed, *nbytes long. */
+void *lower_prepack(const LowerPrepack *p, const void *b, size_t *nbytes);
+
 /* Scalars. When fn's operands and result are 0-d tensors that
 ** lower_loops handles, appends the statements that compute the result
 ** from the operands given as C expressions ops[i] (of each operand's
