@@ -12,11 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/file.h"
 #include "base/strbuf.h"
 #include "base/vec.h"
 #include "codegen/codegen.h"
+#include "driver/compile_ext.h"
 #include "passes/pass.h"
 #include "onnx/onnx.h"
 #include "relayc/relayc.h"
@@ -55,8 +57,19 @@ struct rly_compiler {
   Diag d;                 /* of the last rly_compile */
   char *diag_text;        /* d printed */
   StrBuf c, h;            /* the outputs */
+  char *blob_path;        /* rly_set_blob_file (NULL: constants inline) */
+  size_t blob_min;
+  bool blob_written;      /* the last rly_compile wrote blob_path */
+  bool want_stats;        /* rly_set_stats */
+  StrBuf stats;           /* rly_stats */
   char message[1024];
 };
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
 
 int rly_name_ok(const char *name) { return name && codegen_name_ok(name); }
 
@@ -73,6 +86,8 @@ static void clear_outputs(rly_compiler *c) {
   sb_free(&c->c);
   sb_free(&c->h);
   sb_free(&c->summary);
+  sb_free(&c->stats);
+  c->blob_written = false;
   free(c->diag_text);
   c->diag_text = NULL;
   diag_free(&c->d);
@@ -89,6 +104,7 @@ void rly_compiler_free(rly_compiler *c) {
   free(c->params);
   free(c->target);
   free(c->isa);
+  free(c->blob_path);
   free(c);
 }
 
@@ -102,12 +118,24 @@ void rly_set_fuse(rly_compiler *c, int on) { c->no_fuse = !on; }
 
 void rly_set_profile(rly_compiler *c, int on) { c->profile = on != 0; }
 
+void rly_set_stats(rly_compiler *c, int on) { c->want_stats = on != 0; }
+
+const char *rly_stats(const rly_compiler *c) { return c->stats.data ? c->stats.data : ""; }
+
+int rly_blob_written(const rly_compiler *c) { return c->blob_written; }
+
 /* A malloc'd copy of s, or NULL for NULL or "". */
 static char *copy_or_null(const char *s) {
   if (!s || !s[0]) return NULL;
   char *d = rly_xmalloc(strlen(s) + 1);
   strcpy(d, s);
   return d;
+}
+
+void rly_set_blob_file(rly_compiler *c, const char *path, size_t min_bytes) {
+  free(c->blob_path);
+  c->blob_path = copy_or_null(path);
+  c->blob_min = min_bytes;
 }
 
 void rly_set_target(rly_compiler *c, const char *target, const char *isa) {
@@ -185,16 +213,26 @@ static bool bind_params_file(rly_compiler *c, Module *m) {
   return n >= 0 && bind_params(m, entries, n, &c->d, at);
 }
 
+/* The wall time of each phase of rly_compile, in milliseconds. */
+typedef struct Phases {
+  double parse, metadata, infer, passes, codegen;
+} Phases;
+
 /* Types, passes and C for the parsed module m. */
-static bool compile_module(rly_compiler *c, Module *m) {
-  if (!ty_infer_module(m, &c->d)) return false;
+static bool compile_module(rly_compiler *c, Module *m, Phases *ph) {
+  double t = now_ms();
+  bool typed = ty_infer_module(m, &c->d);
+  ph->infer = now_ms() - t;
+  if (!typed) return false;
+  t = now_ms();
   const char *names[RLY_COUNTOF(pipeline)];
   int n = 0;
   for (size_t i = 0; i < RLY_COUNTOF(pipeline); i++)
     if (c->level >= pipeline[i].min_level && !(c->no_fuse && strcmp(pipeline[i].pass, "fuse_ops") == 0))
       names[n++] = pipeline[i].pass;
-  if (!pass_run(m, names, n, &c->d)) return false;
-  if (!pass_module_typed(m) && !pass_retype(m, &c->d)) return false;
+  bool passed = pass_run(m, names, n, &c->d) && (pass_module_typed(m) || pass_retype(m, &c->d));
+  ph->passes = now_ms() - t;
+  if (!passed) return false;
   CodegenOptions co = {.name = c->name, .sm = &c->sm};
   co.version = RLY_VERSION;
   co.target = c->target;
@@ -203,7 +241,12 @@ static bool compile_module(rly_compiler *c, Module *m) {
   co.fuse = c->level >= 1 && !c->no_fuse;
   co.profile = c->profile;
   co.summary = &c->summary;
-  return codegen_module(m, &co, &c->c, &c->h, &c->d);
+  CodegenExtra x = {.blob_path = c->blob_path, .blob_min = c->blob_min, .stats = c->want_stats ? &c->stats : NULL};
+  t = now_ms();
+  bool ok = codegen_module_ext(m, &co, &x, &c->c, &c->h, &c->d);
+  ph->codegen = now_ms() - t;
+  c->blob_written = ok && x.blob_written;
+  return ok;
 }
 
 /* c->d as the command line prints it. */
@@ -225,15 +268,30 @@ int rly_compile(rly_compiler *c) {
              c->unreadable ? "a source file could not be read" : "no source to compile");
     return -1;
   }
-  Module *m = parse_module_files(&c->sm, c->files.data, c->files.len, &c->d);
+  Phases ph = {0};
+  double t = now_ms();
+  Module *m = parse_module_files_timed(&c->sm, c->files.data, c->files.len, &c->d, &ph.metadata);
   bool ok = m != NULL;
+  double t1 = now_ms();
+  ph.parse = t1 - t - ph.metadata; /* lexing and parsing, less the metadata sections */
+  if (ph.parse < 0) ph.parse = 0;
   if (ok && c->params) ok = bind_params_file(c, m);
-  if (ok) ok = compile_module(c, m);
+  ph.metadata += now_ms() - t1; /* a .params file: decoding weights too */
+  if (ok) ok = compile_module(c, m, &ph);
+  t = now_ms();
   module_free(m);
+  double t_free = now_ms() - t;
   if (!ok) {
     sb_free(&c->c);
     sb_free(&c->h);
     sb_free(&c->summary);
+    sb_free(&c->stats);
+    if (c->blob_written) remove(c->blob_path);
+    c->blob_written = false;
+  } else if (c->want_stats) {
+    sb_printf(&c->stats, "time parse: %.1f ms\ntime metadata: %.1f ms\ntime infer: %.1f ms\ntime passes: %.1f ms\n",
+              ph.parse, ph.metadata, ph.infer, ph.passes);
+    sb_printf(&c->stats, "time codegen: %.1f ms\n", ph.codegen + t_free);
   }
   render_diagnostics(c);
   return ok ? 0 : -1;

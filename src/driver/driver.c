@@ -680,14 +680,15 @@ static bool run_tool(const BuildOptions *o, const ArgList *argv, const char *wha
   return ok;
 }
 
-/* The header next to a C file (model.c -> model.h), or NULL when there is
-** none. Returns a malloc'd path. */
-static char *sibling_header(const char *c_file) {
+/* The file next to a C file with the extension ext instead of "c"
+** (model.c -> model.h, model.blob), or NULL when there is none. Returns a
+** malloc'd path. */
+static char *sibling_file(const char *c_file, const char *ext) {
   size_t n = strlen(c_file);
   if (n < 2 || strcmp(c_file + n - 2, ".c") != 0) return NULL;
-  char *h = rly_xmalloc(n + 1);
-  memcpy(h, c_file, n + 1);
-  h[n - 1] = 'h';
+  char *h = rly_xmalloc(n - 1 + strlen(ext) + 1);
+  memcpy(h, c_file, n - 1);
+  strcpy(h + n - 1, ext);
   struct stat st;
   if (stat(h, &st) != 0 || !S_ISREG(st.st_mode)) {
     free(h);
@@ -695,6 +696,8 @@ static char *sibling_header(const char *c_file) {
   }
   return h;
 }
+
+static char *sibling_header(const char *c_file) { return sibling_file(c_file, "h"); }
 
 static const char *base_name(const char *path) {
   const char *slash = strrchr(path, '/');
@@ -755,7 +758,7 @@ static void push_all(ArgList *argv, const ArgList *words) {
 bool driver_build(const BuildOptions *o, const char *c_file, const char *out, Diag *d) {
   char err[1024];
   bool ok = false;
-  char *tmp = NULL, *header = sibling_header(c_file);
+  char *tmp = NULL, *header = sibling_header(c_file), *blob = sibling_file(c_file, "blob");
   ArgList cflags = {0}, argv = {0}, members = {0};
   StrBuf path = {0}, object = {0};
 
@@ -775,16 +778,18 @@ bool driver_build(const BuildOptions *o, const char *c_file, const char *out, Di
   ** fails. */
   if (o->keep_source) {
     if (!driver_mkdirs(o->keep_source, err, sizeof err) || !copy_into(c_file, o->keep_source, err, sizeof err) ||
-        (header && !copy_into(header, o->keep_source, err, sizeof err))) {
+        (header && !copy_into(header, o->keep_source, err, sizeof err)) ||
+        (blob && !copy_into(blob, o->keep_source, err, sizeof err))) {
       diag_error(d, nowhere, "%s", err);
       goto done;
     }
   }
   if (o->emit == EMIT_C) {
     ok = driver_copy_file(c_file, out, err, sizeof err);
-    if (ok && header) {
+    if (ok && (header || blob)) {
       char *out_dir = dir_name(out);
-      ok = copy_into(header, out_dir, err, sizeof err);
+      if (header) ok = copy_into(header, out_dir, err, sizeof err);
+      if (ok && blob) ok = copy_into(blob, out_dir, err, sizeof err);
       free(out_dir);
     }
     if (!ok) diag_error(d, nowhere, "%s", err);
@@ -797,6 +802,21 @@ bool driver_build(const BuildOptions *o, const char *c_file, const char *out, Di
     goto done;
   }
   push_compile_flags(o, tmp, &argv);
+  if (blob) {
+    /* The C file includes its constants with .incbin "NAME.blob": the
+    ** assembler looks for it in the C file's directory. */
+    char *c_dir = dir_name(c_file);
+    if (strchr(c_dir, ',')) {
+      diag_error(d, nowhere, "cannot pass the directory '%s' to the assembler: it contains a comma", c_dir);
+      free(c_dir);
+      goto done;
+    }
+    StrBuf inc = {0};
+    sb_printf(&inc, "-Wa,-I%s", c_dir);
+    arglist_push(&argv, sb_str(&inc));
+    sb_free(&inc);
+    free(c_dir);
+  }
   if (o->emit == EMIT_SO) {
     /* The library keeps its copy of the runtime to itself: only
     ** rlyrt_module_entry is exported, so two models never clash. */
@@ -886,6 +906,7 @@ done:
     free(tmp);
   }
   free(header);
+  free(blob);
   arglist_free(&cflags);
   arglist_free(&argv);
   arglist_free(&members);

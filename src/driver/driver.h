@@ -133,7 +133,11 @@ const char *driver_emit_name(EmitKind kind);
 ** c_file with the same stem (model.c -> model.h) is found by the C
 ** compiler through the usual #include "model.h", and is copied along with
 ** the C file wherever the C file is copied (keep_source, EMIT_C: into the
-** output's directory, under its own name).
+** output's directory, under its own name). So is a constants' file
+** model.blob (driver/compile_ext.h), which the C includes with the
+** assembler's .incbin "model.blob": every compile then also gets
+** -Wa,-I<c_file's directory> (a directory with a comma in its name is an
+** error), so that the assembler finds it and copies it into the object.
 **
 ** Every compile runs
 **   CC -std=c11 -Wall -Wextra -Wno-misleading-indentation -O<n> [-march=native | --target=T] -fPIC

@@ -11,13 +11,23 @@
 **
 ** Input is untrusted: every node index, array index and field type is
 ** checked; references are followed to a bounded depth, so cyclic graphs
-** cannot loop. */
+** cannot loop.
+**
+** Weights (meta_parse_borrowed, which the parser uses): the base64 strings
+** of "b64ndarrays" are most of a model's text. A scan finds that top-level
+** array first; when it is a plain array of base64 strings, cJSON reads the
+** rest of the section only (a copy with the array emptied, small), and each
+** blob is decoded straight from the caller's text, which must outlive the
+** Metadata: no copy of the base64 text is ever made. Anything unusual (no
+** such array, escapes in keys, other characters in the strings, a document
+** the copy does not parse) goes the plain way, with cJSON's own errors. */
 #include <cjson/cJSON.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vec.h"
 #include "syntax/metadata_impl.h"
 
 /* {==== The parsed section ====} */
@@ -34,6 +44,7 @@ struct Metadata {
   int64_t nnodes;
   const cJSON **arrays;      /* b64ndarrays[i], string items (heap) */
   int64_t narrays;
+  struct BlobRef *refs;      /* meta_parse_borrowed: b64ndarrays[i] in the caller's text (heap), else NULL */
   ConstData *decoded;        /* per array: decoded once; its base64 text is then freed (heap) */
   bool *is_decoded;
   const Module *decoded_into; /* the module whose arena holds the decoded data */
@@ -222,9 +233,192 @@ static bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
 
-Metadata *meta_parse(const char *json, size_t len, Diag *d, Span at) {
+/* {==== Finding the blobs in the text ====} */
+
+typedef struct BlobRef {
+  const char *s; /* the base64 text, in the caller's buffer */
+  size_t n;
+} BlobRef;
+
+static size_t skip_ws(const char *s, size_t i, size_t n) {
+  while (i < n && is_space(s[i])) i++;
+  return i;
+}
+
+/* s[i] is '"': the index after the closing quote, or 0 when there is none;
+** *esc is set when the string has a backslash. */
+static size_t skip_string(const char *s, size_t i, size_t n, bool *esc) {
+  for (i++; i < n; i++) {
+    if (s[i] == '\\') {
+      *esc = true;
+      i++;
+    } else if (s[i] == '"') {
+      return i + 1;
+    }
+  }
+  return 0;
+}
+
+/* The index after the JSON value at s[i], or 0 (not validated: cJSON
+** checks what this skips). */
+static size_t skip_value(const char *s, size_t i, size_t n) {
+  bool esc = false;
+  if (i >= n) return 0;
+  if (s[i] == '"') return skip_string(s, i, n, &esc);
+  if (s[i] == '{' || s[i] == '[') {
+    int64_t depth = 0;
+    for (; i < n; i++) {
+      char c = s[i];
+      if (c == '"') {
+        size_t j = skip_string(s, i, n, &esc);
+        if (!j) return 0;
+        i = j - 1;
+      } else if (c == '{' || c == '[') {
+        depth++;
+      } else if ((c == '}' || c == ']') && --depth == 0) {
+        return i + 1;
+      }
+    }
+    return 0;
+  }
+  while (i < n && s[i] != ',' && s[i] != '}' && s[i] != ']' && !is_space(s[i])) i++;
+  return i;
+}
+
+/* 1 for the characters of base64 text ('=' included), by byte value. */
+#define B64_ROW(a) a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a
+static const unsigned char b64_chars[256] = {
+    B64_ROW(0), B64_ROW(0),                                   /* 0x00-0x1f */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1,           /* 0x20-0x2f: + / */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0,           /* 0x30-0x3f: 0-9 = */
+    0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,           /* 0x40-0x4f: A-O */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0,           /* 0x50-0x5f: P-Z */
+    0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,           /* 0x60-0x6f: a-o */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0,           /* 0x70-0x7f: p-z */
+    B64_ROW(0), B64_ROW(0), B64_ROW(0), B64_ROW(0), B64_ROW(0), B64_ROW(0), B64_ROW(0), B64_ROW(0),
+};
+#undef B64_ROW
+
+/* The end of the run of base64 characters from s[i] (at most n). */
+static size_t b64_run(const char *s, size_t i, size_t n) {
+  const unsigned char *u = (const unsigned char *)s;
+  while (i + 8 <= n && (b64_chars[u[i]] & b64_chars[u[i + 1]] & b64_chars[u[i + 2]] & b64_chars[u[i + 3]] &
+                        b64_chars[u[i + 4]] & b64_chars[u[i + 5]] & b64_chars[u[i + 6]] & b64_chars[u[i + 7]]))
+    i += 8;
+  while (i < n && b64_chars[u[i]]) i++;
+  return i;
+}
+
+/* Finds the member "b64ndarrays" of the top-level object of s: an array of
+** strings of base64 characters only. Returns true with the array's extent
+** [*a0, *a1) and its strings in *refs (malloc'd, *nrefs of them); false
+** when the text is not so (also for a key with an escape, or the member
+** twice). */
+static bool find_blobs(const char *s, size_t n, size_t *a0, size_t *a1, BlobRef **refs, int64_t *nrefs) {
+  Vec(BlobRef) v = {0};
+  bool found = false;
+  size_t i = skip_ws(s, 0, n);
+  if (i >= n || s[i] != '{') return false;
+  i++;
+  for (;;) {
+    i = skip_ws(s, i, n);
+    if (i < n && s[i] == '}') break;
+    if (i >= n || s[i] != '"') goto fail;
+    bool esc = false;
+    size_t k0 = i, j = skip_string(s, i, n, &esc);
+    if (!j || esc) goto fail;
+    bool is_blobs = j - k0 == 13 && memcmp(s + k0, "\"b64ndarrays\"", 13) == 0;
+    i = skip_ws(s, j, n);
+    if (i >= n || s[i] != ':') goto fail;
+    i = skip_ws(s, i + 1, n);
+    if (!is_blobs) {
+      i = skip_value(s, i, n);
+      if (!i) goto fail;
+    } else {
+      if (found || i >= n || s[i] != '[') goto fail;
+      found = true;
+      *a0 = i;
+      i = skip_ws(s, i + 1, n);
+      if (i < n && s[i] == ']') {
+        i++;
+      } else {
+        for (;;) {
+          if (i >= n || s[i] != '"') goto fail;
+          size_t b = i + 1, e = b64_run(s, b, n);
+          if (e >= n || s[e] != '"') goto fail;
+          BlobRef r = {s + b, e - b};
+          VEC_PUSH(&v, r);
+          i = skip_ws(s, e + 1, n);
+          if (i < n && s[i] == ',') {
+            i = skip_ws(s, i + 1, n);
+          } else if (i < n && s[i] == ']') {
+            i++;
+            break;
+          } else {
+            goto fail;
+          }
+        }
+      }
+      *a1 = i;
+    }
+    i = skip_ws(s, i, n);
+    if (i < n && s[i] == ',') {
+      i++;
+    } else if (!(i < n && s[i] == '}')) {
+      goto fail;
+    }
+  }
+  if (!found) goto fail;
+  *refs = v.data;
+  *nrefs = v.len;
+  return true;
+fail:
+  VEC_FREE(&v);
+  return false;
+}
+
+/* The document of json less its blobs (an empty b64ndarrays), and the
+** blobs in *refs, when find_blobs finds them and the rest is one JSON
+** document with nothing but whitespace after it; else NULL. */
+static cJSON *parse_without_blobs(const char *json, size_t len, BlobRef **refs, int64_t *nrefs) {
+  size_t a0 = 0, a1 = 0;
+  if (!json || !len || !find_blobs(json, len, &a0, &a1, refs, nrefs)) return NULL;
+  size_t n = a0 + 2 + (len - a1);
+  char *skel = rly_xmalloc(n);
+  memcpy(skel, json, a0);
+  memcpy(skel + a0, "[]", 2);
+  memcpy(skel + a0 + 2, json + a1, len - a1);
   const char *end = NULL;
-  cJSON *doc = json && len ? cJSON_ParseWithLengthOpts(json, len, &end, 0) : NULL;
+  cJSON *doc = cJSON_ParseWithLengthOpts(skel, n, &end, 0);
+  for (size_t i = end ? (size_t)(end - skel) : n; doc && i < n; i++)
+    if (!is_space(skel[i])) {
+      cJSON_Delete(doc);
+      doc = NULL;
+    }
+  free(skel);
+  if (!doc) {
+    free(*refs);
+    *refs = NULL;
+    *nrefs = 0;
+  }
+  return doc;
+}
+
+static Metadata *parse_section(const char *json, size_t len, Diag *d, Span at, bool borrowed);
+
+Metadata *meta_parse(const char *json, size_t len, Diag *d, Span at) { return parse_section(json, len, d, at, false); }
+
+Metadata *meta_parse_borrowed(const char *json, size_t len, Diag *d, Span at) {
+  return parse_section(json, len, d, at, true);
+}
+
+static Metadata *parse_section(const char *json, size_t len, Diag *d, Span at, bool borrowed) {
+  const char *end = NULL;
+  BlobRef *refs = NULL;
+  int64_t nrefs = 0;
+  cJSON *doc = borrowed ? parse_without_blobs(json, len, &refs, &nrefs) : NULL;
+  if (doc) end = json + len; /* checked: nothing but whitespace follows */
+  else doc = json && len ? cJSON_ParseWithLengthOpts(json, len, &end, 0) : NULL;
   if (!doc) {
     if (!json || len == 0) diag_error(d, at, "metadata: the section is empty; expected a JSON object");
     else
@@ -234,6 +428,7 @@ Metadata *meta_parse(const char *json, size_t len, Diag *d, Span at) {
   }
   Metadata *md = rly_xcalloc(1, sizeof(Metadata));
   md->doc = doc;
+  md->refs = refs;
   for (size_t i = end ? (size_t)(end - json) : len; i < len; i++) {
     if (!is_space(json[i])) {
       diag_error(d, at, "metadata: unexpected text after the JSON document at byte %zu", i);
@@ -269,7 +464,7 @@ Metadata *meta_parse(const char *json, size_t len, Diag *d, Span at) {
     diag_error(d, at, "metadata: \"b64ndarrays\" is %s, expected an array of strings", json_kind(arrays));
     goto fail;
   }
-  md->narrays = list_len(arrays);
+  md->narrays = md->refs ? nrefs : list_len(arrays);
   md->arrays = rly_xmalloc(sizeof(cJSON *) * (size_t)(md->narrays ? md->narrays : 1));
   i = 0;
   for (const cJSON *c = arrays ? arrays->child : NULL; c; c = c->next, i++) {
@@ -305,6 +500,7 @@ void meta_free(Metadata *md) {
   free(md->keys);
   free(md->nodes);
   free(md->arrays);
+  free(md->refs);
   free(md->decoded);
   free(md->is_decoded);
   cJSON_Delete(md->doc);
@@ -411,17 +607,20 @@ bool meta_constant(Metadata *md, int64_t index, Module *m, ConstData *out, Diag 
     return true;
   }
   char err[256];
-  cJSON *item = (cJSON *)md->arrays[k];
-  const char *s = item->valuestring;
-  if (!decode_blob(s, strlen(s), m, out, err, sizeof err)) {
+  cJSON *item = md->refs ? NULL : (cJSON *)md->arrays[k];
+  const char *s = item ? item->valuestring : md->refs[k].s;
+  size_t n = item ? strlen(s) : md->refs[k].n;
+  if (!decode_blob(s, n, m, out, err, sizeof err)) {
     diag_error(d, at, "metadata: meta[relay.Constant][%" PRId64 "] (b64ndarrays[%" PRId64 "]): %s", index, k,
                err);
     return false;
   }
   md->decoded[k] = *out;
   md->is_decoded[k] = true;
-  cJSON_free(item->valuestring);
-  item->valuestring = NULL;
+  if (item) {
+    cJSON_free(item->valuestring);
+    item->valuestring = NULL;
+  }
   return true;
 }
 

@@ -18,6 +18,11 @@ typedef struct Metadata Metadata;  /* opaque; owns the parsed JSON */
 ** the `#[metadata]` token, used for errors (bad JSON, missing root, nodes
 ** that are not what they claim). Returns NULL after reporting to d. */
 Metadata *meta_parse(const char *json, size_t len, Diag *d, Span at);
+/* The same, reading the base64 blobs in place: json must stay valid and
+** unchanged until meta_free(md). Only the rest of the section is copied
+** into the JSON tree, so a model's weights are never held as a second text
+** (the parser's way; see metadata.c). Same results and errors. */
+Metadata *meta_parse_borrowed(const char *json, size_t len, Diag *d, Span at);
 void meta_free(Metadata *md);
 
 /* Number of objects under type key (e.g. "relay.Constant"); 0 if none. */

@@ -22,6 +22,7 @@
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ops/ops.h"
 #include "syntax/lexer.h"
@@ -97,6 +98,7 @@ typedef struct Parser {
   Vec(Expr *) meta_consts;     /* meta[relay.Constant][i] -> node (value set later) */
   Vec(Span) meta_spans;        /* first use of each meta constant */
   Vec(PendingAttrs) meta_attrs;
+  double meta_ms;              /* time spent reading metadata sections (parse_module_files_timed) */
   Vec(GlobalDef *) defs;
   Vec(TypeDef *) types;
   GlobalDef *expr_main;        /* @main made of an expression file, if any */
@@ -1482,17 +1484,25 @@ static void parse_body(Parser *p, FileState *f) {
     }
   }
   if (diag_full(d)) return;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   Metadata *md = NULL;
   if (at(p, TOK_METADATA)) {
     Token *mt = cur(p);
     size_t off = mt->u.metadata.offset;
-    md = meta_parse(p->src->text + off, p->src->len - off, d, mt->span);
+    md = meta_parse_borrowed(p->src->text + off, p->src->len - off, d, mt->span);
   }
   resolve_metadata(p, md);
   meta_free(md);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  p->meta_ms += (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
 }
 
 Module *parse_module_files(const SourceMap *sm, const uint32_t *files, int nfiles, Diag *d) {
+  return parse_module_files_timed(sm, files, nfiles, d, NULL);
+}
+
+Module *parse_module_files_timed(const SourceMap *sm, const uint32_t *files, int nfiles, Diag *d, double *metadata_ms) {
   Parser ps;
   Parser *p = &ps;
   memset(p, 0, sizeof *p);
@@ -1541,6 +1551,7 @@ Module *parse_module_files(const SourceMap *sm, const uint32_t *files, int nfile
     VEC_FREE(&fs[i].type_ranges);
   }
   free(fs);
+  if (metadata_ms) *metadata_ms += p->meta_ms;
   if (diag_count(d) > errors_before) {
     module_free(m);
     return NULL;

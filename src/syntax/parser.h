@@ -24,6 +24,10 @@ Module *parse_module(const SourceMap *sm, uint32_t file, Diag *d);
 ** of an expression file becomes `def @main(free variables) { expr }`. Same
 ** result and ownership as parse_module. */
 Module *parse_module_files(const SourceMap *sm, const uint32_t *files, int nfiles, Diag *d);
+/* The same, adding to *metadata_ms (when not NULL) the wall time spent
+** reading the metadata sections (JSON, base64 and NDArray decoding): the
+** phases of `relayc build --stats`. */
+Module *parse_module_files_timed(const SourceMap *sm, const uint32_t *files, int nfiles, Diag *d, double *metadata_ms);
 
 /* Binds the parameters of @main whose names match entries (as TVM's
 ** bind_params_by_name does): each such parameter is removed from @main's

@@ -12,6 +12,7 @@
 
 #include "base/diag.h"
 #include "base/file.h"
+#include "driver/compile_ext.h"
 #include "driver/driver.h"
 #include "base/strbuf.h"
 #include "interp/interp.h"
@@ -106,7 +107,7 @@ static const char usage_fmt[] =
 static const char usage_build[] =
     "usage: relayc build FILE... -o OUT [--emit so|a|obj|c] [--name NAME] [-O0..3|-Os] [--no-fuse]\n"
     "                    [--cc CC] [--cflags \"FLAGS\"] [--target TRIPLE|native]\n"
-    "                    [--keep-source DIR] [--params FILE.params] [--profile] [-v]\n"
+    "                    [--keep-source DIR] [--params FILE.params] [--profile] [--stats] [-v]\n"
     "\n"
     "Compiles the module to C and builds it with the system C compiler: every Relay\n"
     "function becomes a C function, every group of fused operator calls a kernel\n"
@@ -139,12 +140,24 @@ static const char usage_build[] =
     "                     extensions it needs and refuses to load without them)\n"
     "                     or a triple (--target=T, clang)\n"
     "  --keep-source DIR  also write the generated NAME.c and NAME.h into DIR\n"
+    "                     (and NAME.blob, the constants, when they are there)\n"
     "  --params FILE      bind @main's parameters to a .params file\n"
     "  --profile          time every kernel ('relayc run --profile' prints where\n"
     "                     the time went); without it the C has no timing code\n"
+    "  --stats            print on stdout the fused groups, each kernel's\n"
+    "                     operators, result shape and schedule, the workspace\n"
+    "                     sizes, the constants' bytes and the time of each phase\n"
+    "                     (parse, metadata, infer, passes, codegen, write, C\n"
+    "                     compiler, total)\n"
     "  -v, --verbose      print what is built (version, target, levels, kernels\n"
     "                     by schedule) and every command run\n"
-    "  -h, --help         show this help\n";
+    "  -h, --help         show this help\n"
+    "\n"
+    "Constants of 1 MiB or more (the weights of a model) do not go into the C\n"
+    "as text for .so, .a and .o: they are written to NAME.blob next to the\n"
+    "temporary NAME.c, which includes them with the assembler's .incbin (ELF\n"
+    "targets), so the C compiler never reads them. The artifact holds them and\n"
+    "needs nothing else. OUT.c always carries them inline.\n";
 
 static const char usage_run[] =
     "usage: relayc run MODEL... [--interp] [--function NAME] [--input NAME=FILE.npy ...]\n"
@@ -197,6 +210,7 @@ typedef struct Options {
   bool no_fuse;
   bool verbose;
   bool profile;
+  bool stats;
 } Options;
 
 static int usage_error(const char *cmd_usage, const char *fmt, const char *arg) {
@@ -253,6 +267,8 @@ static int parse_options(int argc, char **argv, const char *usage, bool allow_ou
       else o->keep_source = v;
     } else if (is_build && (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0)) {
       o->verbose = true;
+    } else if (is_build && strcmp(a, "--stats") == 0) {
+      o->stats = true;
     } else if (strcmp(a, "--params") == 0 || strncmp(a, "--params=", 9) == 0) {
       if (a[8] == '=') o->params = a + 9;
       else if (i + 1 < argc) o->params = argv[++i];
@@ -563,9 +579,26 @@ static void default_name(const char *out, char *name, size_t n) {
   if (!k || !rly_name_ok(name)) snprintf(name, n, "model");
 }
 
+/* Constants at least this big go to NAME.blob (.incbin) instead of the C. */
+enum { BLOB_MIN_BYTES = 1 << 20 };
+
+/* Can the C of this build include its constants with .incbin? Only for
+** artifacts relayc builds itself (not OUT.c) for the machine it runs on,
+** when that is an ELF one. */
+static bool blob_file_ok(const Options *o, EmitKind emit, const char *tmp) {
+#if defined(__ELF__)
+  return emit != EMIT_C && (!o->target || strcmp(o->target, "native") == 0) && !strchr(tmp, ',');
+#else
+  (void)o, (void)emit, (void)tmp;
+  return false;
+#endif
+}
+
 /* Compiles the files of o (with its --params) through the compiler
-** library into out as emit says. Returns false after printing errors. */
+** library into out as emit says. Returns false after printing errors.
+** With --stats, prints the statistics on stdout. */
 static bool compile_to(const Options *o, const char *name, EmitKind emit, const char *out) {
+  double t_start = now_ms();
   rly_compiler *rc = rly_compiler_new();
   if (!rc) {
     fprintf(stderr, "relayc: out of memory\n");
@@ -590,12 +623,12 @@ static bool compile_to(const Options *o, const char *name, EmitKind emit, const 
       ok = false;
     }
   rly_set_params_file(rc, o->params);
-  if (ok) ok = rly_compile(rc) == 0;
+  rly_set_stats(rc, o->stats);
   /* Errors of the C compiler and of temporary files: no source positions. */
   SourceMap nosm = {0};
   Diag d;
   diag_init(&d, &nosm);
-  StrBuf cpath = {0}, hpath = {0}, log = {0};
+  StrBuf cpath = {0}, hpath = {0}, bpath = {0}, log = {0};
   char err[1024];
   char *tmp = NULL;
   if (ok) {
@@ -605,6 +638,14 @@ static bool compile_to(const Options *o, const char *name, EmitKind emit, const 
       ok = false;
     }
   }
+  /* The weights of a big model: written as they are to NAME.blob next to
+  ** NAME.c, never through the C compiler (driver/compile_ext.h). */
+  if (ok && blob_file_ok(o, emit, tmp)) {
+    sb_printf(&bpath, "%s/%s.blob", tmp, name);
+    rly_set_blob_file(rc, sb_str(&bpath), BLOB_MIN_BYTES);
+  }
+  if (ok) ok = rly_compile(rc) == 0;
+  double t_write = now_ms(), t_cc = t_write, t_done = t_write;
   if (ok) {
     size_t clen, hlen;
     const char *c = rly_c_text(rc, &clen), *h = rly_h_text(rc, &hlen);
@@ -614,6 +655,7 @@ static bool compile_to(const Options *o, const char *name, EmitKind emit, const 
          file_write_all(sb_str(&hpath), h, hlen, err, sizeof err);
     if (!ok) fprintf(stderr, "relayc: %s\n", err);
   }
+  t_cc = now_ms();
   if (ok) {
     BuildOptions bo;
     driver_options_init(&bo);
@@ -628,6 +670,14 @@ static bool compile_to(const Options *o, const char *name, EmitKind emit, const 
     ok = driver_build(&bo, sb_str(&cpath), out, &d);
     if (o->verbose) fwrite(log.data ? log.data : "", 1, log.len, stderr);
   }
+  t_done = now_ms();
+  if (ok && o->stats) {
+    printf("relayc build --stats: %s\n%s", out, rly_stats(rc));
+    printf("time write: %.1f ms\n", t_cc - t_write);
+    printf("time C compiler: %.1f ms%s\n", t_done - t_cc, emit == EMIT_C ? " (none: OUT.c)" : "");
+    printf("time total: %.1f ms\n", t_done - t_start);
+    fflush(stdout);
+  }
   fputs(rly_diagnostics(rc), stderr);
   diag_print(&d, stderr);
   if (tmp) {
@@ -639,6 +689,7 @@ static bool compile_to(const Options *o, const char *name, EmitKind emit, const 
   srcmap_free(&nosm);
   sb_free(&cpath);
   sb_free(&hpath);
+  sb_free(&bpath);
   sb_free(&log);
   return ok;
 }
