@@ -53,8 +53,9 @@ typedef struct CFunc {
   EVec locals;        /* parameters and every binder of the body outside nested functions */
   bool closure_used;  /* globals: used as a value (its static closure is needed) */
   int64_t plan_size;  /* bytes of its workspace (0: no static memory plan) */
-  int64_t frame_size; /* bytes of its frame on the thread's frame stack (0: none; plan.c) */
-  int nstate;         /* parameters kept in state slots of the frame (loop state) */
+  int64_t frame_size; /* bytes of the frame of its C function on the thread's frame stack
+                      ** (0: none; plan.c): the group's, for every member of a group */
+  int nstate;         /* its parameters kept in state slots of the frame (loop state) */
   char cname[96];     /* C name of its rlyrt_fn */
   char where[256];    /* "fn at FILE:L:C" or "@name" */
 } CFunc;
@@ -149,9 +150,10 @@ CFunc *cg_jump_target(Cg *cg, CFunc *F, const Expr *call);
 
 /* {==== plan.c ====} */
 
-/* Lays out the workspace of F when it is alone in its C function: for a
-** straight-line global F->plan_size, else F->frame_size; cg->plan_off of
-** its planned intermediates (and of its state parameters). */
+/* Lays out the workspace of F: for a straight-line global alone in its
+** group F->plan_size, else the frame of its C function (F->frame_size; one
+** frame for all the members of a group, planned with its first member);
+** cg->plan_off of its planned intermediates (and of its state parameters). */
 void cg_plan_function(Cg *cg, CFunc *F);
 /* Bytes reserved for the object of a tuple of n fields kept in a frame. */
 #define CG_TUPLE_HEADER(n) ((int64_t)(64 + 8 * (n) + 63) & ~(int64_t)63)
@@ -159,6 +161,8 @@ void cg_plan_function(Cg *cg, CFunc *F);
 int64_t cg_tuple_field_offset(const Type *t, int k);
 /* Is v a parameter of the current function kept in a frame state slot? */
 bool cg_state_param(const Cg *cg, const Expr *v);
+/* Is v a parameter of F (a member of the current group) kept in a state slot? */
+bool cg_state_param_of(const Cg *cg, const CFunc *F, const Expr *v);
 
 /* {==== function.c ====} */
 

@@ -5,9 +5,10 @@
 ** closure itself, a function literal or a closure value), if, match
 ** (match.c), a function literal (a closure built from its free variables)
 ** or a reference operation. A call in tail position of a member of the
-** current tail-call group is a jump. In every chain, a variable (and, in a
-** function's top block, a parameter) is released right after the
-** statement that uses it last. */
+** current tail-call group is a jump (a parameter with a state slot in the
+** frame takes a copy of its new value, plan.c). In every chain, a
+** variable (and, in a function's top block, a parameter) is released
+** right after the statement that uses it last. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,8 +134,10 @@ static void emit_jump(Cg *cg, StrBuf *o, int ind, CFunc *T, Expr **args, int n) 
   for (int i = 0; i < n; i++) {
     Expr *p = T->fn->u.func.params[i];
     cg_indent(o, ind + 1);
-    if (T == cg->cur && cg_state_param(cg, p) && args[i] != p) {
-      /* Loop state: the new value is copied into the parameter's slot. */
+    if (cg_state_param_of(cg, T, p) && args[i] != p) {
+      /* Loop state: the new value is copied into the parameter's slot (the
+      ** source is a kernel result, or a parameter of another member: never
+      ** one of the slots this jump writes; plan.c). */
       sb_printf(o, "memcpy(w%u.dl.data, RLYRT_AS_TENSOR(", p->id);
       cg_atom(cg, o, args[i]);
       sb_printf(o, ")->dl.data, rlyrt_tensor_nbytes(&w%u));\n", p->id);
@@ -471,10 +474,17 @@ static void unframe_uses(Cg *cg, StrBuf *o, int ind, Expr *v, bool tail) {
   case EXPR_CALL: {
     if (v->u.call.callee->kind == EXPR_FUNC && ir_is_primitive(v->u.call.callee)) return;
     CFunc *T = tail ? cg_jump_target(cg, cg->cur, v) : NULL;
-    if (T == cg->cur) {
+    if (T) {
+      /* A jump keeps the value in place when it passes a state parameter
+      ** as itself, or copies it into a slot of another member; anything
+      ** else (another parameter of this member, a parameter that is not
+      ** state) keeps the object. */
       for (int i = 0; i < v->u.call.nargs; i++) {
         Expr *a = v->u.call.args[i];
-        if (cg_state_param(cg, a) && a != T->fn->u.func.params[i]) unframe(cg, o, ind, a);
+        Expr *p = T->fn->u.func.params[i];
+        if (!cg_state_param(cg, a) || a == p) continue;
+        if (T != cg->cur && cg_state_param_of(cg, T, p)) continue;
+        unframe(cg, o, ind, a);
       }
       return;
     }
@@ -577,6 +587,9 @@ void cg_emit_block(Cg *cg, StrBuf *o, int ind, Expr *body, const char *dest, boo
     }
     unframe_uses(cg, o, ind, chain.data[i]->u.let.value, false);
     cg->dest_planned = (cg->cur->plan_size || cg->cur->frame_size) && cg->plan_off[var->id] >= 0;
+    /* A planned projection (-O0: %x = %s.k of a tuple in the frame) is
+    ** still read from the tuple: a reference kernel may have made a new
+    ** one instead of filling the frame's. */
     if (!cg_emit_scalar_let(cg, o, ind, var, chain.data[i]->u.let.value))
       emit_value(cg, o, ind, chain.data[i]->u.let.value, vname, false);
     cg->dest_planned = false;

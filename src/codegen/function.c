@@ -7,7 +7,8 @@
 ** and a label per member; each member gets a small wrapper. A global with
 ** a static memory plan (plan.c) is NAME_ws, taking the workspace, and
 ** NAME allocates it; a function with a frame pushes it on entry and pops
-** it on return. Also here: the code descriptors (rlyrt_code) of every
+** it on return (a group: one frame for all its members, pushed before the
+** `which` switch). Also here: the code descriptors (rlyrt_code) of every
 ** function, and the code and closure of constructors used as values. */
 #include <stdlib.h>
 #include <string.h>
@@ -100,7 +101,7 @@ void cg_emit_group(Cg *cg, Group *G) {
   }
   StrBuf *o = &cg->code;
   bool planned = !multi && F0->plan_size > 0;
-  bool framed = !multi && F0->frame_size > 0;
+  bool framed = F0->frame_size > 0; /* one frame for all the members (plan.c) */
   if (multi)
     sb_printf(o, "static rlyrt_status %s(int which, rlyrt_object *const *args, rlyrt_object **out) {\n", G->cname);
   else if (planned)
@@ -130,18 +131,21 @@ void cg_emit_group(Cg *cg, Group *G) {
     sb_puts(o, "  if (!ws) {\n    *out = NULL;\n    return RLYRT_E_NOMEM;\n  }\n");
   }
   if (planned || framed) /* the workspace's tensors: static refcount, data at their planned offsets */
-    for (int i = 0; i < F0->locals.len; i++) {
-      const Expr *var = F0->locals.data[i];
-      int64_t off = cg->plan_off[var->id];
-      if (off < 0) continue;
-      const Type *t = var->type;
-      if (t->kind == TYPE_TUPLE) {
-        emit_frame_tuple(cg, o, var, off);
-        continue;
+    for (int m = 0; m < G->members.len; m++) {
+      CFunc *F = G->members.data[m];
+      for (int i = 0; i < F->locals.len; i++) {
+        const Expr *var = F->locals.data[i];
+        int64_t off = cg->plan_off[var->id];
+        if (off < 0) continue;
+        const Type *t = var->type;
+        if (t->kind == TYPE_TUPLE) {
+          emit_frame_tuple(cg, o, var, off);
+          continue;
+        }
+        char name[32];
+        snprintf(name, sizeof name, "w%u", var->id);
+        emit_frame_tensor(cg, o, name, t, off);
       }
-      char name[32];
-      snprintf(name, sizeof name, "w%u", var->id);
-      emit_frame_tensor(cg, o, name, t, off);
     }
   if (multi) {
     sb_puts(o, "  switch (which) {\n");

@@ -10,19 +10,26 @@
 **   every tensor that is not the result, not put in a tuple and not bound
 **   to another variable. It allocates its workspace with one rlyrt_alloc
 **   per call (NAME_ws takes it; a typed entry point passes the caller's).
-** - Any other function alone in its C function (recursive globals, loops,
-**   closures) plans the kernel results that only kernels read (tensors,
-**   and tuples of tensors such as split's, whose fields kernels read in
-**   place): it pushes
-**   its workspace on the thread's frame stack (rlyrt_frame_push) on entry
-**   and pops it on return, so a recursion or a loop step allocates nothing
-**   for them. Its statements are numbered in one pre-order over the nested
-**   blocks (branches, clauses), so an interval is conservative across
-**   branches; a tail call's jump back starts a new step in which every such
-**   tensor is dead.
-** - Loop state: a tail-recursive function whose tail call passes, as
-**   tensor parameter k, a kernel result that only kernels and that call
-**   read keeps parameter k in a state slot of the frame. */
+** - Any other C function (recursive globals, loops, closures, and a group
+**   of globals that tail-call each other) plans the kernel results that
+**   only kernels read (tensors, and tuples of tensors such as split's,
+**   whose fields kernels read in place; at -O0 a projection statement
+**   %x = %s.k of such a tuple is the field, an alias that keeps the tuple
+**   live): it pushes its workspace on the thread's frame stack
+**   (rlyrt_frame_push) on entry and pops it on return, so a recursion or a
+**   loop step allocates nothing for them. Its statements are numbered in
+**   one pre-order over the nested blocks (branches, clauses) and over the
+**   members of a group one after the other, so an interval is
+**   conservative across branches and the members share bytes; a jump
+**   (a tail call within the C function) starts a new step in which every
+**   such tensor is dead.
+** - Loop state: a tensor parameter of a member that every jump to it
+**   passes unchanged, a kernel result, or (from another member) one of
+**   that member's parameters, and that some jump gives a new value,
+**   keeps a state slot. The slots of all the members come first in the
+**   frame and never overlap, so a jump's copies never read a slot that the
+**   same jump writes; f(b, a) within one member keeps a and b off the
+**   slots. */
 #include <limits.h>
 #include <stdlib.h>
 
@@ -100,8 +107,6 @@ static int64_t fit_place(Fit *f, int64_t bytes, int def, int last) {
 static bool is_kernel_call(const Expr *v) {
   return v->kind == EXPR_CALL && v->u.call.callee->kind == EXPR_FUNC && ir_is_primitive(v->u.call.callee);
 }
-
-static void plan_frame(Cg *cg, CFunc *F);
 
 /* The straight-line plan of a global alone in its group. */
 static bool plan_straight(Cg *cg, CFunc *F) {
@@ -189,22 +194,34 @@ typedef struct Cand {
   int def, last;
 } Cand;
 
-/* A tail call of the function itself (a jump back to its top). */
+/* A variable bound to a projection %s.k of a tuple candidate (-O0: the
+** projections are statements): it is the tuple's field, in the frame with
+** the tuple, which lives until the alias's last use. */
+typedef struct Alias {
+  Expr *var;
+  int cand, field;
+} Alias;
+
+/* A tail call of a member of the C function (a jump to its label). */
 typedef struct Jump {
   Expr *call;
   int at;
+  int from, to; /* members */
 } Jump;
 
 typedef struct FrameWalk {
   Cg *cg;
-  CFunc *F;
-  int n;               /* statements numbered so far */
+  CFunc *const *fs;    /* the members of the C function */
+  int nf, cur;         /* their number; the member being walked */
+  int n;               /* statements numbered so far (one numbering for all members) */
   uint32_t esc, cand;  /* stamps in cg->mark (escapes) and cg->cand (candidates) */
   Vec(Cand) cands;
+  Vec(Alias) aliases;
   Vec(Jump) jumps;
   EVec tmp;
 } FrameWalk;
 
+/* The candidate a is (or whose field it is, for an alias), or -1. */
 static int cand_index(const FrameWalk *w, const Expr *a) {
   if (a->kind != EXPR_VAR || w->cg->cand[a->id] != w->cand) return -1;
   return w->cg->last[a->id];
@@ -223,6 +240,14 @@ static void escape_all(FrameWalk *w, Expr *v) {
 
 static void walk_block(FrameWalk *w, Expr *body, bool tail);
 
+/* Marks statement at as a use of the candidates among args. */
+static void use_args(FrameWalk *w, Expr *const *args, int n, int at) {
+  for (int k = 0; k < n; k++) {
+    int c = cand_index(w, args[k]);
+    if (c >= 0) w->cands.data[c].last = at;
+  }
+}
+
 /* Statement value v (bound to var, or NULL: the value of its block). */
 static void walk_value(FrameWalk *w, Expr *v, Expr *var, bool tail) {
   int at = w->n++;
@@ -237,12 +262,24 @@ static void walk_value(FrameWalk *w, Expr *v, Expr *var, bool tail) {
     for (int k = 0; k < v->u.match.nclauses; k++) walk_block(w, v->u.match.clauses[k].body, tail);
     break;
   case EXPR_LET: walk_block(w, v, tail); break;
-  case EXPR_CALL:
+  case EXPR_GET_ITEM: {
+    /* %x = %s.k of a tuple candidate: %x is the field, an alias. */
+    int c = cand_index(w, v->u.get_item.tuple);
+    if (var && c >= 0 && w->cg->cand[var->id] != w->cand && frame_bytes(var->type) > 0 &&
+        var->type->kind == TYPE_TENSOR) {
+      w->cands.data[c].last = at;
+      Alias a = {var, c, v->u.get_item.index};
+      w->cg->cand[var->id] = w->cand;
+      w->cg->last[var->id] = c;
+      VEC_PUSH(&w->aliases, a);
+      break;
+    }
+    escape_all(w, v);
+    break;
+  }
+  case EXPR_CALL: {
     if (is_kernel_call(v)) {
-      for (int k = 0; k < v->u.call.nargs; k++) {
-        int c = cand_index(w, v->u.call.args[k]);
-        if (c >= 0) w->cands.data[c].last = at;
-      }
+      use_args(w, v->u.call.args, v->u.call.nargs, at);
       int64_t bytes = frame_bytes(v->type);
       if (var && bytes > 0) {
         Cand c = {var, at, at};
@@ -252,18 +289,17 @@ static void walk_value(FrameWalk *w, Expr *v, Expr *var, bool tail) {
       }
       break;
     }
-    if (tail && cg_jump_target(w->cg, w->F, v) == w->F) { /* decided after the walk (loop state) */
-      Jump j = {v, at};
+    CFunc *T = tail ? cg_jump_target(w->cg, w->fs[w->cur], v) : NULL;
+    if (T) { /* what it passes is decided after the walk (loop state) */
+      Jump j = {v, at, w->cur, T == w->fs[w->cur] ? w->cur : T->member};
       VEC_PUSH(&w->jumps, j);
-      for (int k = 0; k < v->u.call.nargs; k++) {
-        int c = cand_index(w, v->u.call.args[k]);
-        if (c >= 0) w->cands.data[c].last = at;
-      }
+      use_args(w, v->u.call.args, v->u.call.nargs, at);
       escape_all(w, v->u.call.callee);
       break;
     }
     escape_all(w, v);
     break;
+  }
   default: escape_all(w, v); break;
   }
 }
@@ -276,69 +312,127 @@ static void walk_block(FrameWalk *w, Expr *body, bool tail) {
   else walk_value(w, end, NULL, false);
 }
 
-/* Does tensor parameter k of F get a state slot? Every jump passes it
-** unchanged or passes a kernel result (a fresh tensor, copied in), and
-** some jump passes a new value. */
-static bool state_ok(const FrameWalk *w, int k) {
-  const Expr *p = w->F->fn->u.func.params[k];
-  int64_t bytes = tensor_bytes(p->type);
-  if (bytes <= 0 || p->type->u.tensor.ndim == 0) return false;
-  bool changes = false;
-  for (int j = 0; j < w->jumps.len; j++) {
-    const Expr *a = w->jumps.data[j].call->u.call.args[k];
-    if (a != p && cand_index(w, a) < 0) return false;
-    changes |= a != p;
-  }
-  return changes;
+static int param_index(const CFunc *F, const Expr *a) {
+  for (int k = 0; k < F->fn->u.func.nparams; k++)
+    if (F->fn->u.func.params[k] == a) return k;
+  return -1;
 }
 
-/* Plans the frame of F: the state slots first (live all along), then the
-** kernel results only kernels read (or a jump passes to a state slot). */
-static void plan_frame(Cg *cg, CFunc *F) {
-  FrameWalk w = {cg, F, 0, ++cg->gen, ++cg->bgen, {0}, {0}, {0}};
-  walk_block(&w, F->fn->u.func.body, true);
-  int np = F->fn->u.func.nparams;
-  bool *state = rly_xcalloc((size_t)(np ? np : 1), sizeof(bool));
-  for (int k = 0; k < np; k++) state[k] = state_ok(&w, k);
+/* May tensor parameter k of member m keep a state slot? Every jump to m
+** passes a kernel result, or the parameter itself (a jump from m), or a
+** parameter of the member it comes from (another member: its slots never
+** overlap m's, so the copy reads what it should). A jump from m passing
+** one of m's other parameters (f(b, a)) would overwrite a slot that the
+** jump still reads: that parameter is not state. */
+static bool state_valid(const FrameWalk *w, int m, int k) {
+  const Expr *p = w->fs[m]->fn->u.func.params[k];
+  int64_t bytes = tensor_bytes(p->type);
+  if (bytes <= 0 || p->type->u.tensor.ndim == 0) return false;
+  for (int j = 0; j < w->jumps.len; j++) {
+    const Jump *J = &w->jumps.data[j];
+    if (J->to != m) continue;
+    const Expr *a = J->call->u.call.args[k];
+    if (cand_index(w, a) >= 0) continue;
+    if (J->from == m ? a == p : param_index(w->fs[J->from], a) >= 0) continue;
+    return false;
+  }
+  return true;
+}
+
+/* Which tensor parameters get state slots (state[base[m] + k]): the valid
+** ones that some jump gives a new value: a kernel result, or another
+** member's state parameter (least fixed point), so that a value passed on
+** from member to member stays in slots and is copied, not kept. */
+static void choose_state(const FrameWalk *w, const int *base, bool *state) {
+  bool *valid = rly_xcalloc((size_t)base[w->nf] + 1, sizeof(bool));
+  for (int m = 0; m < w->nf; m++)
+    for (int k = 0; k < w->fs[m]->fn->u.func.nparams; k++) valid[base[m] + k] = state_valid(w, m, k);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (int j = 0; j < w->jumps.len; j++) {
+      const Jump *J = &w->jumps.data[j];
+      for (int k = 0; k < J->call->u.call.nargs; k++) {
+        int s = base[J->to] + k;
+        if (!valid[s] || state[s]) continue;
+        const Expr *a = J->call->u.call.args[k];
+        int q = J->from != J->to ? param_index(w->fs[J->from], a) : -1;
+        if (cand_index(w, a) >= 0 || (q >= 0 && state[base[J->from] + q])) state[s] = changed = true;
+      }
+    }
+  }
+  free(valid);
+}
+
+/* Plans the frame of the C function of members fs (one, or a group of
+** globals that jump to each other): the state slots of every member first
+** (live all along, never overlapping), then the kernel results only
+** kernels read (or a jump passes to a state slot), numbered in one order
+** over all the members, so that the members' steps share bytes. */
+static void plan_frames(Cg *cg, CFunc *const *fs, int nf) {
+  FrameWalk w = {cg, fs, nf, 0, 0, ++cg->gen, ++cg->bgen, {0}, {0}, {0}, {0}};
+  for (w.cur = 0; w.cur < nf; w.cur++) walk_block(&w, fs[w.cur]->fn->u.func.body, true);
+  int *base = rly_xcalloc((size_t)nf + 1, sizeof(int));
+  for (int m = 0; m < nf; m++) base[m + 1] = base[m] + fs[m]->fn->u.func.nparams;
+  bool *state = rly_xcalloc((size_t)base[nf] + 1, sizeof(bool));
+  choose_state(&w, base, state);
   /* A candidate passed by a jump to a parameter that is not state is
   ** retained by the next step: it escapes. */
   for (int j = 0; j < w.jumps.len; j++) {
-    Expr *call = w.jumps.data[j].call;
-    for (int k = 0; k < call->u.call.nargs; k++)
-      if (!state[k] && call->u.call.args[k]->kind == EXPR_VAR) cg->mark[call->u.call.args[k]->id] = w.esc;
+    Jump *J = &w.jumps.data[j];
+    for (int k = 0; k < J->call->u.call.nargs; k++)
+      if (!state[base[J->to] + k] && J->call->u.call.args[k]->kind == EXPR_VAR)
+        cg->mark[J->call->u.call.args[k]->id] = w.esc;
   }
+  /* A tuple whose field escapes through an alias escapes. */
+  for (int a = 0; a < w.aliases.len; a++)
+    if (cg->mark[w.aliases.data[a].var->id] == w.esc) cg->mark[w.cands.data[w.aliases.data[a].cand].var->id] = w.esc;
   Fit fit = {0};
-  F->nstate = 0;
-  for (int k = 0; k < np; k++)
-    if (state[k]) {
-      Expr *p = F->fn->u.func.params[k];
-      cg->plan_off[p->id] = fit_place(&fit, tensor_bytes(p->type), 0, INT_MAX);
-      F->nstate++;
-    }
+  for (int m = 0; m < nf; m++) {
+    CFunc *F = fs[m];
+    F->nstate = 0;
+    for (int k = 0; k < F->fn->u.func.nparams; k++)
+      if (state[base[m] + k]) {
+        Expr *p = F->fn->u.func.params[k];
+        cg->plan_off[p->id] = fit_place(&fit, tensor_bytes(p->type), 0, INT_MAX);
+        F->nstate++;
+      }
+  }
   for (int c = 0; c < w.cands.len; c++) {
     Cand *cd = &w.cands.data[c];
     if (cg->mark[cd->var->id] == w.esc) continue;
     cg->plan_off[cd->var->id] = fit_place(&fit, frame_bytes(cd->var->type), cd->def, cd->last);
   }
-  F->frame_size = fit.top;
+  for (int a = 0; a < w.aliases.len; a++) {
+    const Alias *al = &w.aliases.data[a];
+    const Expr *t = w.cands.data[al->cand].var;
+    if (cg->plan_off[t->id] >= 0)
+      cg->plan_off[al->var->id] = cg->plan_off[t->id] + cg_tuple_field_offset(t->type, al->field);
+  }
+  for (int m = 0; m < nf; m++) fs[m]->frame_size = fit.top;
   VEC_FREE(&fit.live);
   free(state);
+  free(base);
   VEC_FREE(&w.cands);
+  VEC_FREE(&w.aliases);
   VEC_FREE(&w.jumps);
   VEC_FREE(&w.tmp);
 }
 
 void cg_plan_function(Cg *cg, CFunc *F) {
-  bool alone = F->g ? cg->groups.data[F->group]->members.len == 1 : true;
-  if (!alone) return; /* a group of globals that jump to each other: not yet */
-  if (F->g && plan_straight(cg, F)) return;
-  plan_frame(cg, F);
+  if (F->g) {
+    Group *G = cg->groups.data[F->group];
+    if (G->members.len > 1) { /* one frame for the group's C function, planned once */
+      if (F->member == 0) plan_frames(cg, G->members.data, G->members.len);
+      return;
+    }
+    if (plan_straight(cg, F)) return;
+  }
+  plan_frames(cg, &F, 1);
 }
 
-bool cg_state_param(const Cg *cg, const Expr *v) {
-  const CFunc *F = cg->cur;
+bool cg_state_param_of(const Cg *cg, const CFunc *F, const Expr *v) {
   if (!F || !F->nstate || v->kind != EXPR_VAR || cg->plan_off[v->id] < 0) return false;
-  for (int k = 0; k < F->fn->u.func.nparams; k++)
-    if (F->fn->u.func.params[k] == v) return true;
-  return false;
+  return param_index(F, v) >= 0;
 }
+
+bool cg_state_param(const Cg *cg, const Expr *v) { return cg_state_param_of(cg, cg->cur, v); }

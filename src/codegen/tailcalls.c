@@ -4,8 +4,9 @@
 ** position (through if and match branches). Its strongly connected
 ** components (ir_scc, Tarjan's algorithm) are the groups: a tail call within a
 ** group becomes a jump, and a group of several members is one C function
-** with a `which` switch at the entry (function.c). Members are in def
-** order, so names do not depend on the traversal. */
+** with a `which` switch at the entry (function.c) and one frame for all
+** its members (plan.c). Members are in def order, so names do not depend
+** on the traversal. */
 #include <stdlib.h>
 
 #include "codegen/cg.h"
