@@ -14,7 +14,9 @@
 **   4. the constants that decoded are written again (meta_write_constants,
 **      what the printer emits), read again, and must come back with the
 **      same dtypes, shapes and bytes;
-**   5. the input is also given to the base64 decoder as it is: when it
+**   5. meta_parse_borrowed (the parser's reader, base64 decoded in place)
+**      must read the same section: the same constants, the same data;
+**   6. the input is also given to the base64 decoder as it is: when it
 **      decodes, encoding the result and decoding that must give the same
 **      bytes, and b64_peek must give a prefix of them.
 ** Diagnostics are printed to /dev/null. A disagreement calls abort() after
@@ -187,9 +189,45 @@ static void check_base64(const char *s, size_t n) {
   free(bytes);
 }
 
+/* meta_parse_borrowed (the parser's reader: base64 decoded in place) must
+** agree with meta_parse: both read the section or neither, with the same
+** constants, decoding to the same data or failing alike. */
+static void check_borrowed(const char *text, size_t size) {
+  Diag d1, d2;
+  diag_init(&d1, NULL);
+  diag_init(&d2, NULL);
+  Metadata *a = meta_parse(text, size, &d1, AT);
+  Metadata *b = meta_parse_borrowed(text, size, &d2, AT);
+  if (!a != !b) fail("meta_parse %s, meta_parse_borrowed %s", a ? "read it" : "failed", b ? "read it" : "failed");
+  if (!b && diag_count(&d2) == 0) fail("meta_parse_borrowed failed without an error");
+  if (a && b) {
+    int64_t n = meta_count(a, "relay.Constant");
+    if (meta_count(b, "relay.Constant") != n) fail("the two readers count different constants");
+    Module *ma = module_new(), *mb = module_new();
+    for (int64_t i = 0; i < n && i < 64; i++) {
+      ConstData ca, cb;
+      bool oka = meta_constant(a, i, ma, &ca, &d1, AT), okb = meta_constant(b, i, mb, &cb, &d2, AT);
+      if (oka != okb) fail("constant %lld decodes with one reader only", (long long)i);
+      if (oka) {
+        const char *why = const_diff(&ca, &cb);
+        if (*why) fail("constant %lld differs between the readers: %s", (long long)i, why);
+      }
+    }
+    module_free(ma);
+    module_free(mb);
+  }
+  diag_print(&d1, g_null);
+  diag_print(&d2, g_null);
+  meta_free(a);
+  meta_free(b);
+  diag_free(&d1);
+  diag_free(&d2);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size > FUZZ_MAX_INPUT) return 0;
   const char *text = (const char *)data;
+  check_borrowed(text, size);
   Diag d;
   diag_init(&d, NULL);
   Module *m = module_new();

@@ -3,7 +3,9 @@
 ** Every constant's data goes once into one `_Alignas(64)` byte array,
 ** RC_blob, written as a string literal (C compilers read those much faster
 ** than initializers of typed arrays; see bench/README.md), each constant
-** at a 64-aligned offset. A constant is a static rlyrt_tensor C<k> with the
+** at a 64-aligned offset; from 1 MiB on, for the host, codegen.c writes
+** the same bytes to NAME.blob instead and the C includes them with the
+** assembler's .incbin (bench/README.md, "Big models"). A constant is a static rlyrt_tensor C<k> with the
 ** refcount RLYRT_REFCOUNT_STATIC whose data points into the blob. A
 ** constant that a GEMM kernel reads packed (lower_loops_prepacked) is
 ** stored packed, as a float32 vector of its own, once per packing; its
@@ -15,15 +17,28 @@
 
 static void blob_bytes(StrBuf *b, const unsigned char *p, size_t n) {
   /* 32 bytes per source line; every non-printable byte as a 3-digit octal
-  ** escape (never absorbs a following digit). */
+  ** escape (never absorbs a following digit). Each line is built in a
+  ** local buffer and appended at once: a model's weights are many MB. */
+  char line[4 + 32 * 4 + 3];
   for (size_t i = 0; i < n; i += 32) {
-    sb_puts(b, "  \"");
+    size_t m = 0;
+    line[m++] = ' ';
+    line[m++] = ' ';
+    line[m++] = '"';
     for (size_t k = i; k < n && k < i + 32; k++) {
       unsigned char c = p[k];
-      if (c >= 32 && c < 127 && c != '"' && c != '\\' && c != '?') sb_putc(b, (char)c);
-      else sb_printf(b, "\\%03o", c);
+      if (c >= 32 && c < 127 && c != '"' && c != '\\' && c != '?') {
+        line[m++] = (char)c;
+      } else {
+        line[m++] = '\\';
+        line[m++] = (char)('0' + (c >> 6));
+        line[m++] = (char)('0' + ((c >> 3) & 7));
+        line[m++] = (char)('0' + (c & 7));
+      }
     }
-    sb_puts(b, "\"\n");
+    line[m++] = '"';
+    line[m++] = '\n';
+    sb_putn(b, line, m);
   }
 }
 
