@@ -16,7 +16,10 @@
 **   that can match that constructor in order;
 ** - every Primitive function becomes a kernel (lower/lower.h);
 ** - constants are one aligned binary blob (a string literal, which C
-**   compilers read quickly), and static tensor objects pointing into it;
+**   compilers read quickly; or, for big models built for the host, a file
+**   the assembler includes with .incbin: codegen_module_ext), and static
+**   tensor objects pointing into it; a constant weight a GEMM reads packed
+**   is stored packed (consts.c);
 ** - a module description (rlyrt_module_info): every global with its Relay
 **   type, an argument checker per function, the constructors by name;
 ** - NAME_module() and, in a shared library (RLYRT_SHARED_MODULE defined),
