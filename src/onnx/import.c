@@ -208,6 +208,14 @@ static Value *bind_output(Importer *I, size_t k, const char *e, int elem, int ra
   return add_value(I, I->node->output[k], var, elem, rank, dims);
 }
 
+/* Binds output 0 to the expression in *e (freed) and returns true: the
+** last step of most converters. */
+static bool finish(Importer *I, StrBuf *e, int elem, int rank, const int64_t *dims) {
+  bind_output(I, 0, sb_str(e), elem, rank, dims);
+  sb_free(e);
+  return true;
+}
+
 /* {==== Attributes ====} */
 
 static const Onnx__AttributeProto *attr(Importer *I, const char *name) {
@@ -491,9 +499,7 @@ static bool cv_unary(Importer *I, const char *op) {
   Value *x = input(I, 0);
   StrBuf e = {0};
   sb_printf(&e, "%s(%s)", op, x->expr);
-  bind_output(I, 0, sb_str(&e), x->elem, x->rank, x->dims);
-  sb_free(&e);
-  return true;
+  return finish(I, &e, x->elem, x->rank, x->dims);
 }
 
 static bool cv_binary(Importer *I, const char *op, bool to_bool) {
@@ -503,9 +509,7 @@ static bool cv_binary(Importer *I, const char *op, bool to_bool) {
   int r = broadcast_shape(a, b, dims);
   StrBuf e = {0};
   sb_printf(&e, "%s(%s, %s)", op, a->expr, b->expr);
-  bind_output(I, 0, sb_str(&e), to_bool ? ONNX__TENSOR_PROTO__DATA_TYPE__BOOL : a->elem, r, dims);
-  sb_free(&e);
-  return true;
+  return finish(I, &e, to_bool ? ONNX__TENSOR_PROTO__DATA_TYPE__BOOL : a->elem, r, dims);
 }
 
 /* Sum, Max, Min, Mean of any number of inputs: a chain of binary ops. */
@@ -527,9 +531,7 @@ static bool cv_variadic(Importer *I, const char *op) {
     e = n;
     cur.rank = broadcast_shape(&cur, b, cur.dims);
   }
-  bind_output(I, 0, sb_str(&e), acc->elem, cur.rank, cur.dims);
-  sb_free(&e);
-  return true;
+  return finish(I, &e, acc->elem, cur.rank, cur.dims);
 }
 
 static bool cv_relu(Importer *I) { return cv_unary(I, "nn.relu"); }
@@ -582,9 +584,7 @@ static bool cv_where(Importer *I) {
   r = broadcast_shape(c, &ab, d2);
   StrBuf e = {0};
   sb_printf(&e, "where(%s, %s, %s)", c->expr, a->expr, b->expr);
-  bind_output(I, 0, sb_str(&e), a->elem, r, d2);
-  sb_free(&e);
-  return true;
+  return finish(I, &e, a->elem, r, d2);
 }
 
 static bool cv_leaky_relu(Importer *I) {
@@ -594,9 +594,7 @@ static bool cv_leaky_relu(Importer *I) {
   sb_printf(&e, "nn.leaky_relu(%s, alpha=", x->expr);
   put_float_lit(I, &e, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, attr_float(I, "alpha", 0.01));
   sb_putc(&e, ')');
-  bind_output(I, 0, sb_str(&e), x->elem, x->rank, x->dims);
-  sb_free(&e);
-  return true;
+  return finish(I, &e, x->elem, x->rank, x->dims);
 }
 
 /* HardSigmoid: clip(alpha * x + beta, 0, 1); HardSwish: x * HardSigmoid(x)
@@ -612,9 +610,7 @@ static bool hard_sigmoid(Importer *I, double alpha, double beta, bool swish) {
   put_float_lit(I, &e, x->elem, beta);
   sb_puts(&e, "), a_min=0f, a_max=1f)");
   if (swish) sb_putc(&e, ')');
-  bind_output(I, 0, sb_str(&e), x->elem, x->rank, x->dims);
-  sb_free(&e);
-  return true;
+  return finish(I, &e, x->elem, x->rank, x->dims);
 }
 
 static bool cv_hard_sigmoid(Importer *I) {
@@ -641,9 +637,7 @@ static bool cv_clip(Importer *I) {
   sb_puts(&e, ", a_max=");
   put_float_lit(I, &e, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, hi);
   sb_putc(&e, ')');
-  bind_output(I, 0, sb_str(&e), x->elem, x->rank, x->dims);
-  sb_free(&e);
-  return true;
+  return finish(I, &e, x->elem, x->rank, x->dims);
 }
 
 /* Softmax and LogSoftmax. From opset 13 the axis is the softmax's; before,
@@ -663,9 +657,7 @@ static bool softmax(Importer *I, const char *op) {
   }
   StrBuf e = {0};
   sb_printf(&e, "%s(%s, axis=%lld)", op, x->expr, (long long)axis);
-  bind_output(I, 0, sb_str(&e), x->elem, x->rank, x->dims);
-  sb_free(&e);
-  return true;
+  return finish(I, &e, x->elem, x->rank, x->dims);
 }
 
 static bool cv_softmax(Importer *I) { return softmax(I, "nn.softmax"); }
@@ -708,9 +700,7 @@ static bool cv_gemm(Importer *I) {
     sb_free(&e);
     e = s;
   }
-  bind_output(I, 0, sb_str(&e), a->elem, 2, dims);
-  sb_free(&e);
-  return true;
+  return finish(I, &e, a->elem, 2, dims);
 }
 
 /* MatMul of 2-D operands as dense; of two rank-3 ones as batch_matmul; an
@@ -855,9 +845,7 @@ static bool cv_conv(Importer *I) {
   }
   int64_t dims[MAX_RANK];
   spatial_out(&s, x, w->dims[0], false, dims);
-  bind_output(I, 0, sb_str(&e), x->elem, n + 2, dims);
-  sb_free(&e);
-  return true;
+  return finish(I, &e, x->elem, n + 2, dims);
 }
 
 static bool pool(Importer *I, bool max) {
@@ -887,9 +875,7 @@ static bool pool(Importer *I, bool max) {
   sb_putc(&e, ')');
   int64_t dims[MAX_RANK];
   spatial_out(&s, x, x->rank == n + 2 ? x->dims[1] : -1, ceil_mode, dims);
-  bind_output(I, 0, sb_str(&e), x->elem, n + 2, dims);
-  sb_free(&e);
-  return true;
+  return finish(I, &e, x->elem, n + 2, dims);
 }
 
 static bool cv_max_pool(Importer *I) { return pool(I, true); }
@@ -911,9 +897,7 @@ static bool global_pool(Importer *I, bool max) {
   }
   int64_t dims[MAX_RANK];
   for (int i = 0; i < x->rank; i++) dims[i] = i < 2 ? x->dims[i] : 1;
-  bind_output(I, 0, sb_str(&e), x->elem, x->rank, dims);
-  sb_free(&e);
-  return true;
+  return finish(I, &e, x->elem, x->rank, dims);
 }
 
 static bool cv_global_avg_pool(Importer *I) { return global_pool(I, false); }
@@ -930,9 +914,7 @@ static bool cv_batch_norm(Importer *I) {
             input(I, 3)->expr, input(I, 4)->expr);
   put_float_lit(I, &e, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, attr_float(I, "epsilon", 1e-5));
   sb_puts(&e, ").0");
-  bind_output(I, 0, sb_str(&e), x->elem, x->rank, x->dims);
-  sb_free(&e);
-  return true;
+  return finish(I, &e, x->elem, x->rank, x->dims);
 }
 
 /* Flatten: 2-D [prod(d < axis), prod(d >= axis)]. */
@@ -959,9 +941,7 @@ static bool cv_flatten(Importer *I) {
     return node_error(I, "axis %lld needs the input's static shape", (long long)axis);
   }
   if (!known || dims[0] < 0 || dims[1] < 0) dims[0] = dims[1] = -1;
-  bind_output(I, 0, sb_str(&e), x->elem, 2, dims);
-  sb_free(&e);
-  return true;
+  return finish(I, &e, x->elem, 2, dims);
 }
 
 static bool cv_reshape(Importer *I) {
@@ -999,9 +979,7 @@ static bool cv_reshape(Importer *I) {
   sb_printf(&e, "reshape(%s, newshape=", x->expr);
   put_ints(&e, shape, n);
   sb_putc(&e, ')');
-  bind_output(I, 0, sb_str(&e), x->elem, n, dims);
-  sb_free(&e);
-  return true;
+  return finish(I, &e, x->elem, n, dims);
 }
 
 static bool cv_transpose(Importer *I) {
@@ -1020,9 +998,7 @@ static bool cv_transpose(Importer *I) {
   sb_printf(&e, "transpose(%s, axes=", x->expr);
   put_ints(&e, perm, n);
   sb_putc(&e, ')');
-  bind_output(I, 0, sb_str(&e), x->elem, n, dims);
-  sb_free(&e);
-  return true;
+  return finish(I, &e, x->elem, n, dims);
 }
 
 static bool cv_concat(Importer *I) {
@@ -1045,9 +1021,7 @@ static bool cv_concat(Importer *I) {
       dims[axis] = v->rank == x->rank ? dim_add(dims[axis], v->dims[axis]) : -1;
   }
   sb_printf(&e, "%s), axis=%lld)", I->node->n_input == 1 ? "," : "", (long long)axis);
-  bind_output(I, 0, sb_str(&e), x->elem, x->rank, dims);
-  sb_free(&e);
-  return true;
+  return finish(I, &e, x->elem, x->rank, dims);
 }
 
 /* Axes as an attribute (before opset 13) or a constant input 1. */
@@ -1107,9 +1081,7 @@ static bool cv_unsqueeze(Importer *I) {
     sb_free(&e);
     e = t;
   }
-  bind_output(I, 0, sb_str(&e), x->elem, r, dims);
-  sb_free(&e);
-  return true;
+  return finish(I, &e, x->elem, r, dims);
 }
 
 static bool cv_squeeze(Importer *I) {
@@ -1142,9 +1114,7 @@ static bool cv_squeeze(Importer *I) {
       if (x->dims[i] != 1) dims[r++] = x->dims[i];
     }
   }
-  bind_output(I, 0, sb_str(&e), x->elem, x->rank < 0 ? -1 : r, dims);
-  sb_free(&e);
-  return true;
+  return finish(I, &e, x->elem, x->rank < 0 ? -1 : r, dims);
 }
 
 static bool cv_gather(Importer *I) {
@@ -1166,9 +1136,7 @@ static bool cv_gather(Importer *I) {
     for (int i = 0; i < idx->rank; i++) dims[r++] = idx->dims[i];
     for (int i = (int)axis + 1; i < x->rank; i++) dims[r++] = x->dims[i];
   }
-  bind_output(I, 0, sb_str(&e), x->elem, r, dims);
-  sb_free(&e);
-  return true;
+  return finish(I, &e, x->elem, r, dims);
 }
 
 static bool cv_cast(Importer *I) {
@@ -1179,9 +1147,7 @@ static bool cv_cast(Importer *I) {
   if (!elem_dtype(to, &t)) return node_error(I, "a cast to %s is not supported", elem_name(to));
   StrBuf e = {0};
   sb_printf(&e, "cast(%s, dtype=\"%s\")", x->expr, elem_relay(to));
-  bind_output(I, 0, sb_str(&e), to, x->rank, x->dims);
-  sb_free(&e);
-  return true;
+  return finish(I, &e, to, x->rank, x->dims);
 }
 
 /* ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd. */
@@ -1218,9 +1184,7 @@ static bool reduce(Importer *I, const char *op) {
     if (!red) dims[r++] = x->dims[i];
     else if (keep) dims[r++] = 1;
   }
-  bind_output(I, 0, sb_str(&e), x->elem, x->rank < 0 ? -1 : r, dims);
-  sb_free(&e);
-  return true;
+  return finish(I, &e, x->elem, x->rank < 0 ? -1 : r, dims);
 }
 
 static bool cv_reduce_mean(Importer *I) { return reduce(I, "mean"); }
@@ -1459,9 +1423,7 @@ static bool cv_pad(Importer *I) {
     dims[i] = dim_add(x->dims[i], dim_add(pads[i], pads[x->rank + i]));
   }
   sb_printf(&e, "], pad_mode=\"%s\")", mode);
-  bind_output(I, 0, sb_str(&e), x->elem, x->rank, dims);
-  sb_free(&e);
-  return true;
+  return finish(I, &e, x->elem, x->rank, dims);
 }
 
 /* Slice with constant starts, ends, axes and steps: strided_slice. */
@@ -1525,9 +1487,7 @@ static bool cv_slice(Importer *I) {
   sb_puts(&e, ", strides=");
   put_ints(&e, s, x->rank);
   sb_putc(&e, ')');
-  bind_output(I, 0, sb_str(&e), x->elem, x->rank, dims);
-  sb_free(&e);
-  return true;
+  return finish(I, &e, x->elem, x->rank, dims);
 }
 
 /* Expand to a constant shape: broadcast_to of the numpy broadcast. */
@@ -1549,9 +1509,7 @@ static bool cv_expand(Importer *I) {
   sb_printf(&e, "broadcast_to(%s, shape=", x->expr);
   put_ints(&e, dims, r);
   sb_putc(&e, ')');
-  bind_output(I, 0, sb_str(&e), x->elem, r, dims);
-  sb_free(&e);
-  return true;
+  return finish(I, &e, x->elem, r, dims);
 }
 
 /* Split along an axis: one split call, each output a projection. Sizes
@@ -1626,9 +1584,7 @@ static bool cv_layer_norm(Importer *I) {
   else sb_printf(&e, "nn.layer_norm(%s, %s, zeros_like(%s), axis=-1, center=False, epsilon=", x->expr, g->expr, g->expr);
   put_float_lit(I, &e, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, attr_float(I, "epsilon", 1e-5));
   sb_putc(&e, ')');
-  bind_output(I, 0, sb_str(&e), x->elem, x->rank, x->dims);
-  sb_free(&e);
-  return true;
+  return finish(I, &e, x->elem, x->rank, x->dims);
 }
 
 /* ConvTranspose (2-D): the weight is (C_in, C_out / group, kH, kW), Relay's
@@ -1675,9 +1631,7 @@ static bool cv_conv_transpose(Importer *I) {
     int64_t pads = dim_add(s.pads[i], s.pads[2 + i]);
     dims[2 + i] = in >= 1 && grow >= 0 && pads >= 0 && grow >= pads ? grow - pads : -1;
   }
-  bind_output(I, 0, sb_str(&e), x->elem, 4, dims);
-  sb_free(&e);
-  return true;
+  return finish(I, &e, x->elem, 4, dims);
 }
 
 typedef struct Converter {
