@@ -1634,6 +1634,90 @@ static bool cv_conv_transpose(Importer *I) {
   return finish(I, &e, x->elem, 4, dims);
 }
 
+/* Resize (opset 11 on) of a 4-D NCHW input over H and W: image.resize2d.
+** The output size from `sizes`, or from `scales` and the input's static
+** H and W (floor(in * scale)); batch and channels unscaled. */
+static bool cv_resize(Importer *I) {
+  if (!need_inputs(I, 1)) return false;
+  Value *x = input(I, 0);
+  if (I->opset < 11) return node_error(I, "Resize before opset 11 is not supported yet");
+  if (x->rank != 4) return node_error(I, "only 4-D (NCHW) inputs are supported");
+  Value *roi = input(I, 1), *scales = input(I, 2), *sizes = input(I, 3);
+  int64_t out[2];
+  int64_t sz[FOLD_MAX];
+  int n;
+  if (sizes && !sizes->cdata) return node_error(I, "sizes that are not a constant are not supported");
+  if (sizes && const_numel(sizes->cdata) > 0) {
+    n = const_ints(sizes, sz, FOLD_MAX);
+    if (n != 4) return node_error(I, "needs 4 constant sizes");
+    if (sz[0] != x->dims[0] || sz[1] != x->dims[1]) return node_error(I, "resizing batch or channels is not supported");
+    out[0] = sz[2];
+    out[1] = sz[3];
+  } else {
+    if (!scales || !scales->cdata || const_numel(scales->cdata) != 4 || scales->cdata->dtype.code != DT_FLOAT ||
+        scales->cdata->dtype.bits != 32)
+      return node_error(I, "needs constant float32 scales (4) or sizes");
+    float sc[4];
+    memcpy(sc, scales->cdata->data, sizeof sc);
+    if (sc[0] != 1 || sc[1] != 1) return node_error(I, "resizing batch or channels is not supported");
+    for (int i = 0; i < 2; i++) {
+      if (x->dims[2 + i] < 0) return node_error(I, "scales need the input's static height and width");
+      double v = floor((double)x->dims[2 + i] * sc[2 + i]);
+      if (!(v >= 1 && v <= (double)(1 << 24))) return node_error(I, "scale %g gives an output size out of range", sc[2 + i]);
+      out[i] = (int64_t)v;
+    }
+  }
+  if (out[0] < 1 || out[1] < 1 || out[0] > (1 << 24) || out[1] > (1 << 24))
+    return node_error(I, "an output size of %lld x %lld is out of range", (long long)out[0], (long long)out[1]);
+  char mb[32], cb[32], nb[32];
+  const char *mode = attr_str(I, "mode", "nearest", mb, sizeof mb);
+  const char *ctm = attr_str(I, "coordinate_transformation_mode", "half_pixel", cb, sizeof cb);
+  const char *nm = attr_str(I, "nearest_mode", "round_prefer_floor", nb, sizeof nb);
+  const char *method = strcmp(mode, "nearest") == 0 ? "nearest_neighbor" : strcmp(mode, "linear") == 0 ? "linear"
+                     : strcmp(mode, "cubic") == 0 ? "cubic" : NULL;
+  if (!method) return node_error(I, "mode '%s' is not known", mode);
+  static const char *const ctms[] = {"half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel",
+                                     "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+  bool known = false;
+  for (size_t i = 0; i < RLY_COUNTOF(ctms); i++) known |= strcmp(ctm, ctms[i]) == 0;
+  if (!known) return node_error(I, "coordinate_transformation_mode '%s' is not known", ctm);
+  static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  known = false;
+  for (size_t i = 0; i < RLY_COUNTOF(nms); i++) known |= strcmp(nm, nms[i]) == 0;
+  if (!known) return node_error(I, "nearest_mode '%s' is not known", nm);
+  StrBuf e = {0};
+  sb_printf(&e, "image.resize2d(%s, size=[%lld, %lld], roi=", x->expr, (long long)out[0], (long long)out[1]);
+  if (strcmp(ctm, "tf_crop_and_resize") == 0) {
+    /* ONNX's roi: starts then ends of every axis; Relay's: H and W's. */
+    float r[8];
+    if (!roi || !roi->cdata || const_numel(roi->cdata) != 8 || roi->cdata->dtype.code != DT_FLOAT ||
+        roi->cdata->dtype.bits != 32) {
+      sb_free(&e);
+      return node_error(I, "tf_crop_and_resize needs a constant float32 roi of 8 values");
+    }
+    memcpy(r, roi->cdata->data, sizeof r);
+    sb_puts(&e, "[");
+    put_float_lit(I, &e, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, r[2]);
+    sb_puts(&e, ", ");
+    put_float_lit(I, &e, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, r[3]);
+    sb_puts(&e, ", ");
+    put_float_lit(I, &e, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, r[6]);
+    sb_puts(&e, ", ");
+    put_float_lit(I, &e, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, r[7]);
+    sb_puts(&e, "]");
+  } else {
+    sb_puts(&e, "[0f, 0f, 0f, 0f]");
+  }
+  sb_printf(&e, ", method=\"%s\", coordinate_transformation_mode=\"%s\", rounding_method=\"%s\", cubic_alpha=", method,
+            ctm, strcmp(method, "nearest_neighbor") == 0 ? nm : "");
+  put_float_lit(I, &e, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, attr_float(I, "cubic_coeff_a", -0.75));
+  sb_printf(&e, ", cubic_exclude=%d, extrapolation_value=", attr_int(I, "exclude_outside", 0) ? 1 : 0);
+  put_float_lit(I, &e, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, attr_float(I, "extrapolation_value", 0));
+  sb_putc(&e, ')');
+  int64_t dims[4] = {x->dims[0], x->dims[1], out[0], out[1]};
+  return finish(I, &e, x->elem, 4, dims);
+}
+
 typedef struct Converter {
   const char *op;
   int since;                /* the first opset it applies to */
@@ -1693,6 +1777,7 @@ static const Converter converters[] = {
     {"ReduceSum", 1, cv_reduce_sum},
     {"Relu", 1, cv_relu},
     {"Reshape", 1, cv_reshape},
+    {"Resize", 1, cv_resize},
     {"Shape", 1, cv_shape},
     {"Sigmoid", 1, cv_sigmoid},
     {"Sin", 1, cv_sin},

@@ -144,6 +144,19 @@ export("mlp_opset11", Mlp(), torch.randn(2, 32), opset=11)
 export("decoder", Decoder(), torch.randn(1, 6, 4, 4), opset=17)
 
 
+class Upsample(nn.Module):
+    """Resize: nearest (asymmetric, floor) by scales, and bilinear to a size."""
+
+    def forward(self, x):  # x: (1, 3, 5, 7)
+        a = nn.functional.interpolate(x, scale_factor=2, mode="nearest")
+        b = nn.functional.interpolate(x, size=(10, 14), mode="bilinear", align_corners=False)
+        c = nn.functional.interpolate(x, size=(9, 13), mode="bilinear", align_corners=True)
+        return torch.cat([a.flatten(), b.flatten(), c.flatten()])
+
+
+export("upsample", Upsample(), torch.randn(1, 3, 5, 7))
+
+
 def save_helper(name, graph, opset, x=None, y=None):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="gen_models")
     onnx.save(model, os.path.join(OUT, name + ".onnx"))
