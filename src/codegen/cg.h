@@ -226,6 +226,12 @@ void cg_const_ref(Cg *cg, StrBuf *out, const Expr *e);
 ** data, each packing of each constant once in the blob); e's own data goes
 ** into the blob only when something else refers to it. */
 void cg_const_ref_packed(Cg *cg, StrBuf *out, const Expr *e, const LowerPrepack *p);
+/* The blob's size in bytes: every constant of cg->constdata at the next
+** 64-aligned offset, zeros between. */
+size_t cg_blob_size(const Cg *cg);
+/* Writes the blob's bytes (that layout) to path; false with a message in
+** err (the file removed) when that fails. */
+bool cg_write_blob(const Cg *cg, const char *path, char *err, size_t errlen);
 /* Appends the blob's definition (a comment giving its size, then the
 ** aligned array when it is not empty). */
 void cg_emit_blob(const Cg *cg, StrBuf *c);

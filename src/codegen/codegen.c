@@ -62,41 +62,8 @@ bool codegen_name_ok(const char *name) {
 static void put(StrBuf *c, const StrBuf *part) { sb_putn(c, part->data ? part->data : "", part->len); }
 
 /* {==== The constants in a file of their own (driver/compile_ext.h) ====}
-** The blob's layout is consts.c's (every constant of cg->constdata at the
-** next 64-aligned offset, zeros between): cg_const_ref gives the offsets,
-** blob_size and write_blob below must agree with it. */
-
-static size_t blob_size(const Cg *cg) {
-  size_t n = 0;
-  for (int i = 0; i < cg->constdata.len; i++) n = ((n + 63) & ~(size_t)63) + cg->constdata.data[i]->nbytes;
-  return n;
-}
-
-/* Writes the blob's bytes to path: the constants' data as they are, no copy. */
-static bool write_blob(const Cg *cg, const char *path, char *err, size_t errlen) {
-  FILE *f = fopen(path, "wb");
-  if (!f) {
-    snprintf(err, errlen, "cannot create '%s': %s", path, strerror(errno));
-    return false;
-  }
-  static const unsigned char zeros[64];
-  size_t off = 0;
-  bool ok = true;
-  for (int i = 0; ok && i < cg->constdata.len; i++) {
-    const ConstData *cd = cg->constdata.data[i];
-    size_t start = (off + 63) & ~(size_t)63;
-    if (start > off) ok = fwrite(zeros, 1, start - off, f) == start - off;
-    if (ok && cd->nbytes) ok = fwrite(cd->data, 1, cd->nbytes, f) == cd->nbytes;
-    off = start + cd->nbytes;
-  }
-  if (!ok) snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
-  if (fclose(f) != 0 && ok) {
-    snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
-    ok = false;
-  }
-  if (!ok) remove(path);
-  return ok;
-}
+** The blob's bytes come from consts.c (cg_blob_size, cg_write_blob), which
+** lays them out. */
 
 /* The last component of path. */
 static const char *base_of(const char *path) {
@@ -171,7 +138,7 @@ static void assemble(Cg *cg, StrBuf *c, const char *blob_file) {
              "  } while (0)\n");
   if (cg->used_unit) sb_puts(c, "static const rlyrt_tuple RC_unit = {{RLYRT_REFCOUNT_STATIC, RLYRT_TUPLE, 0}, 0};\n");
   sb_puts(c, "static const rlyrt_module_info RC_module;\n\n");
-  if (blob_file) emit_blob_incbin(cg, c, blob_size(cg), blob_file);
+  if (blob_file) emit_blob_incbin(cg, c, cg_blob_size(cg), blob_file);
   else cg_emit_blob(cg, c);
   put(c, &cg->consts);
   if (cg->kdecls.len) {
@@ -270,7 +237,7 @@ static void put_stats(const Cg *cg, const KernelDescs *k, const char *blob_file,
       sb_printf(o, "workspace %s: %lld bytes (frame%s)\n", F->where, (long long)F->frame_size,
                 F->g && cg->groups.data[F->group]->members.len > 1 ? " of its group" : "");
   }
-  size_t bytes = blob_size(cg);
+  size_t bytes = cg_blob_size(cg);
   sb_printf(o, "constants: %d tensors, %zu bytes", cg->constdata.len, bytes);
   if (blob_file) sb_printf(o, " (in %s, assembled with .incbin)\n", blob_file);
   else sb_puts(o, bytes ? " (a C string literal)\n" : "\n");
@@ -325,13 +292,13 @@ bool codegen_module_ext(Module *m, const CodegenOptions *o, CodegenExtra *x, Str
   /* The constants in a file of their own when asked and big enough. */
   const char *blob_file = NULL;
   if (x) x->blob_written = false;
-  if (ok && x && x->blob_path && cg.constdata.len && blob_size(&cg) >= x->blob_min) {
+  if (ok && x && x->blob_path && cg.constdata.len && cg_blob_size(&cg) >= x->blob_min) {
     const char *file = base_of(x->blob_path);
     char err[1024];
     if (!plain_file_name(file)) {
       diag_error(d, (Span){0, 0, 0, 0}, "the constants' file needs a plain name, not '%s'", file);
       ok = false;
-    } else if (!write_blob(&cg, x->blob_path, err, sizeof err)) {
+    } else if (!cg_write_blob(&cg, x->blob_path, err, sizeof err)) {
       diag_error(d, (Span){0, 0, 0, 0}, "%s", err);
       ok = false;
     } else {

@@ -10,6 +10,8 @@
 ** constant that a GEMM kernel reads packed (lower_loops_prepacked) is
 ** stored packed, as a float32 vector of its own, once per packing; its
 ** unpacked data only when something else refers to it. */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +48,34 @@ static size_t blob_len(const Cg *cg) {
   size_t n = 0;
   for (int i = 0; i < cg->constdata.len; i++) n = ((n + 63) & ~(size_t)63) + cg->constdata.data[i]->nbytes;
   return n;
+}
+
+size_t cg_blob_size(const Cg *cg) { return blob_len(cg); }
+
+/* Writes the blob's bytes to path: the constants' data as they are, no copy. */
+bool cg_write_blob(const Cg *cg, const char *path, char *err, size_t errlen) {
+  FILE *f = fopen(path, "wb");
+  if (!f) {
+    snprintf(err, errlen, "cannot create '%s': %s", path, strerror(errno));
+    return false;
+  }
+  static const unsigned char zeros[64];
+  size_t off = 0;
+  bool ok = true;
+  for (int i = 0; ok && i < cg->constdata.len; i++) {
+    const ConstData *cd = cg->constdata.data[i];
+    size_t start = (off + 63) & ~(size_t)63;
+    if (start > off) ok = fwrite(zeros, 1, start - off, f) == start - off;
+    if (ok && cd->nbytes) ok = fwrite(cd->data, 1, cd->nbytes, f) == cd->nbytes;
+    off = start + cd->nbytes;
+  }
+  if (!ok) snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+  if (fclose(f) != 0 && ok) {
+    snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+    ok = false;
+  }
+  if (!ok) remove(path);
+  return ok;
 }
 
 /* The index of constant data c in the blob, registered (with its static
