@@ -16,10 +16,12 @@
 ** same type checker as any user's text. */
 #include "onnx/onnx.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "base/file.h"
 #include "ir/meta_write.h"
@@ -64,6 +66,7 @@ typedef struct Importer {
   Vec(char *) pnames;         /* with as_params: initializer parameters */
   Vec(ConstData *) pvalues;
   StrBuf sig;                 /* @main's parameters */
+  Vec(char *) idents;         /* their names, to keep them distinct */
   int nsig;
   int tmp;
   const Onnx__NodeProto *node; /* being converted, for messages */
@@ -175,6 +178,28 @@ static void put_ident(StrBuf *sb, const char *name) {
   }
 }
 
+/* Appends "%ident" for a new parameter of @main named after the ONNX name:
+** its identifier (put_ident), with "_2", "_3", ... when an earlier
+** parameter has it already (names that differ only in characters an
+** identifier cannot hold, or a name given twice). */
+static void param_ident(Importer *I, StrBuf *e, const char *name) {
+  StrBuf id = {0};
+  put_ident(&id, name);
+  StrBuf cand = {0};
+  sb_puts(&cand, sb_str(&id));
+  for (int k = 2;; k++) {
+    bool used = false;
+    for (int i = 0; i < I->idents.len && !used; i++) used = strcmp(I->idents.data[i], sb_str(&cand)) == 0;
+    if (!used) break;
+    sb_clear(&cand);
+    sb_printf(&cand, "%s_%d", sb_str(&id), k);
+  }
+  VEC_PUSH(&I->idents, xstrdup(sb_str(&cand)));
+  sb_printf(e, "%%%s", sb_str(&cand));
+  sb_free(&cand);
+  sb_free(&id);
+}
+
 /* Input i of the node, or NULL (absent: an empty name or past the end). */
 static Value *input(Importer *I, size_t i) {
   const Onnx__NodeProto *n = I->node;
@@ -238,7 +263,7 @@ static const char *attr_str(Importer *I, const char *name, const char *def, char
   const Onnx__AttributeProto *a = attr(I, name);
   if (!a) return def;
   size_t n = a->s.len < len - 1 ? a->s.len : len - 1;
-  memcpy(buf, a->s.data, n);
+  if (n) memcpy(buf, a->s.data, n);
   buf[n] = '\0';
   return buf;
 }
@@ -296,7 +321,11 @@ static void const_free(ConstData *c) {
 
 /* The bytes of an external tensor: its location (relative to the model's
 ** folder), offset and length. */
-static bool external_bytes(Importer *I, const Onnx__TensorProto *t, ConstData *c) {
+/* The external data of t (data_location EXTERNAL): its file (location,
+** relative to the model's folder), offset and length, checked against the
+** nbytes its dims need before anything is allocated. Returns the open file
+** positioned at the data, or NULL after an error. */
+static FILE *external_open(Importer *I, const Onnx__TensorProto *t, size_t nbytes) {
   const char *loc = NULL;
   int64_t off = 0, len = -1;
   for (size_t i = 0; i < t->n_external_data; i++) {
@@ -307,28 +336,32 @@ static bool external_bytes(Importer *I, const Onnx__TensorProto *t, ConstData *c
     else if (strcmp(k, "length") == 0) len = strtoll(v, NULL, 10);
   }
   const char *tname = t->name ? t->name : "?";
-  if (!loc || strstr(loc, "..") || loc[0] == '/') {
+  if (!loc || !*loc || strstr(loc, "..") || loc[0] == '/') {
     diag_error(I->d, I->at, "ONNX initializer '%s': external data without a valid location", tname);
-    return false;
+    return NULL;
   }
   StrBuf path = {0};
   sb_printf(&path, "%s/%s", I->dir, loc);
-  char err[256];
-  size_t n = 0;
-  char *all = file_read_all(sb_str(&path), &n, err, sizeof err);
-  if (!all) {
-    diag_error(I->d, I->at, "ONNX initializer '%s': its external data: %s", tname, err);
+  FILE *f = fopen(sb_str(&path), "rb");
+  if (!f) {
+    diag_error(I->d, I->at, "ONNX initializer '%s': its external data: cannot open '%s': %s", tname, sb_str(&path),
+               strerror(errno));
     sb_free(&path);
-    return false;
+    return NULL;
+  }
+  int64_t size = fseeko(f, 0, SEEK_END) == 0 ? (int64_t)ftello(f) : -1;
+  if (len < 0 && size >= 0 && off >= 0 && off <= size) len = size - off;
+  if (size < 0 || off < 0 || off > size || len < 0 || len > size - off || (uint64_t)len != nbytes ||
+      fseeko(f, (off_t)off, SEEK_SET) != 0) {
+    diag_error(I->d, I->at,
+               "ONNX initializer '%s': its external data (offset %lld, length %lld of the %lld-byte file '%s') does "
+               "not hold its %zu bytes", tname, (long long)off, (long long)len, (long long)size, sb_str(&path), nbytes);
+    fclose(f);
+    sb_free(&path);
+    return NULL;
   }
   sb_free(&path);
-  if (len < 0) len = (int64_t)n - off;
-  bool ok = off >= 0 && (uint64_t)off <= n && (uint64_t)len <= n - (size_t)off && (size_t)len == c->nbytes;
-  if (ok) memcpy(c->data, all + off, c->nbytes);
-  else diag_error(I->d, I->at, "ONNX initializer '%s': its external data (offset %lld, length %lld of a %zu-byte file) "
-                  "does not hold its %zu bytes", tname, (long long)off, (long long)len, n, c->nbytes);
-  free(all);
-  return ok;
+  return f;
 }
 
 /* A TensorProto's data as a constant (NULL after an error). */
@@ -356,54 +389,79 @@ static ConstData *tensor_const(Importer *I, const Onnx__TensorProto *t) {
     diag_error(I->d, I->at, "ONNX tensor '%s' is too large", tname);
     return NULL;
   }
-  /* Where the data is, and how many elements that holds. */
+  /* Where the data is, and how many elements that holds. Without raw
+  ** data, the typed field ONNX assigns to the element type: float_data
+  ** (float), double_data (double), int64_data (int64), uint64_data (uint32,
+  ** uint64), int32_data (the narrower ints, bool, float16's bits). */
+  enum { F_RAW, F_FLOAT, F_DOUBLE, F_INT64, F_UINT64, F_INT32 } field;
   size_t have;
-  if (t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) have = (size_t)numel;
-  else if (t->has_raw_data) have = t->raw_data.len / elem;
-  else if (t->n_float_data) have = t->n_float_data;
-  else if (t->n_int32_data) have = t->n_int32_data;
-  else if (t->n_int64_data) have = t->n_int64_data;
-  else if (t->n_double_data) have = t->n_double_data;
-  else if (t->n_uint64_data) have = t->n_uint64_data;
-  else have = 0;
-  if (have != numel || (t->has_raw_data && t->raw_data.len != numel * elem &&
-                        t->data_location != ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)) {
-    diag_error(I->d, I->at, "ONNX tensor '%s': %llu elements by its dims, but its data holds %zu", tname,
-               (unsigned long long)numel, have);
+  int te = t->data_type;
+  if (t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+    field = F_RAW;
+    have = (size_t)numel;
+  } else if (t->has_raw_data) {
+    field = F_RAW;
+    have = t->raw_data.len % elem ? (size_t)-1 : t->raw_data.len / elem;
+  } else if (te == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT) {
+    field = F_FLOAT;
+    have = t->n_float_data;
+  } else if (te == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE) {
+    field = F_DOUBLE;
+    have = t->n_double_data;
+  } else if (te == ONNX__TENSOR_PROTO__DATA_TYPE__INT64) {
+    field = F_INT64;
+    have = t->n_int64_data;
+  } else if (te == ONNX__TENSOR_PROTO__DATA_TYPE__UINT32 || te == ONNX__TENSOR_PROTO__DATA_TYPE__UINT64) {
+    field = F_UINT64;
+    have = t->n_uint64_data;
+  } else {
+    field = F_INT32;
+    have = t->n_int32_data;
+  }
+  if (have != numel) {
+    diag_error(I->d, I->at, "ONNX tensor '%s': %llu elements by its dims, but its data does not hold that many %s values",
+               tname, (unsigned long long)numel, elem_name(te));
     return NULL;
   }
-  int64_t shape[MAX_RANK];
+  FILE *ext = NULL;
+  if (t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL &&
+      !(ext = external_open(I, t, (size_t)numel * elem)))
+    return NULL;
+  int64_t shape[MAX_RANK] = {0};
   for (size_t i = 0; i < t->n_dims; i++) shape[i] = t->dims[i];
   ConstData *c = const_new(dt, (int)t->n_dims, shape);
   unsigned char *p = c->data;
-  if (t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
-    if (!external_bytes(I, t, c)) {
+  if (ext) {
+    bool ok = c->nbytes == 0 || fread(p, 1, c->nbytes, ext) == c->nbytes;
+    fclose(ext);
+    if (!ok) {
+      diag_error(I->d, I->at, "ONNX initializer '%s': reading its external data failed", tname);
       const_free(c);
       return NULL;
     }
-  } else if (t->has_raw_data) {
+  } else if (field == F_RAW) {
     if (c->nbytes) memcpy(p, t->raw_data.data, c->nbytes);
   } else {
     for (size_t i = 0; i < numel; i++) {
-      /* Typed fields: float_data (float), int32_data (the narrow ints, bool
-      ** and float16's bits), int64_data, double_data, uint64_data (uint32,
-      ** uint64). */
-      if (t->n_float_data) memcpy(p + i * 4, &t->float_data[i], 4);
-      else if (t->n_double_data) memcpy(p + i * 8, &t->double_data[i], 8);
-      else if (t->n_int64_data) memcpy(p + i * 8, &t->int64_data[i], 8);
-      else if (t->n_uint64_data) {
+      switch (field) {
+      case F_FLOAT: memcpy(p + i * 4, &t->float_data[i], 4); break;
+      case F_DOUBLE: memcpy(p + i * 8, &t->double_data[i], 8); break;
+      case F_INT64: memcpy(p + i * 8, &t->int64_data[i], 8); break;
+      case F_UINT64:
         if (elem == 8) memcpy(p + i * 8, &t->uint64_data[i], 8);
         else {
           uint32_t u = (uint32_t)t->uint64_data[i];
           memcpy(p + i * 4, &u, 4);
         }
-      } else {
+        break;
+      default: {
         int32_t v = t->int32_data[i];
         if (elem == 1) p[i] = (unsigned char)v;
         else if (elem == 2) {
           uint16_t h = (uint16_t)v;
           memcpy(p + i * 2, &h, 2);
         } else memcpy(p + i * 4, &v, 4);
+      }
       }
     }
   }
@@ -417,8 +475,7 @@ static ConstData *tensor_const(Importer *I, const Onnx__TensorProto *t) {
 static Value *const_value(Importer *I, const char *name, ConstData *c, int elem, bool param) {
   StrBuf e = {0};
   if (param && I->as_params) {
-    sb_putc(&e, '%');
-    put_ident(&e, name);
+    param_ident(I, &e, name);
     VEC_PUSH(&I->pnames, xstrdup(sb_str(&e) + 1));
     VEC_PUSH(&I->pvalues, c);
     char buf[32];
@@ -1309,7 +1366,7 @@ static bool cv_constant_of_shape(Importer *I) {
 /* Gather, Unsqueeze, Squeeze, Concat, Cast, Add, Sub, Mul, Div, Slice on
 ** small integer constants: evaluated here. Returns true when it did. */
 static bool fold_node(Importer *I, bool *ok) {
-  const char *op = I->node->op_type;
+  const char *op = I->node->op_type ? I->node->op_type : "";
   int64_t a[FOLD_MAX], b[FOLD_MAX], r[FOLD_MAX];
   int na, nb;
   Value *x = input_quiet(I, 0);
@@ -1864,8 +1921,7 @@ static bool import_graph(Importer *I, const Onnx__GraphProto *g, OnnxImport *out
       sb_free(&ty);
       return false;
     }
-    sb_putc(&e, '%');
-    put_ident(&e, vi->name);
+    param_ident(I, &e, vi->name);
     sb_printf(&I->sig, "%s%s: %s", I->nsig++ ? ", " : "", sb_str(&e), sb_str(&ty));
     add_value(I, vi->name, sb_str(&e), elem, rank, dims);
     sb_free(&ty);
@@ -1976,6 +2032,8 @@ bool onnx_import(const char *path, const unsigned char *data, size_t len, uint32
     free(I.values.data[i].expr);
   }
   VEC_FREE(&I.values);
+  for (int i = 0; i < I.idents.len; i++) free(I.idents.data[i]);
+  VEC_FREE(&I.idents);
   VEC_FREE(&I.consts);
   VEC_FREE(&I.pnames);
   VEC_FREE(&I.pvalues);
