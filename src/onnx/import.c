@@ -173,8 +173,15 @@ static void put_ident(StrBuf *sb, const char *name) {
   if (!*name || !((*name >= 'A' && *name <= 'Z') || (*name >= 'a' && *name <= 'z') || *name == '_')) sb_putc(sb, 'v');
   for (const char *p = name; *p; p++) {
     char c = *p;
-    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
-    sb_putc(sb, ok ? c : '_');
+    bool word = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    /* A dot only between two word characters ("input.1"), as Relay's
+    ** dotted names have it. */
+    char n = p[1];
+    bool next_word = (n >= 'A' && n <= 'Z') || (n >= 'a' && n <= 'z') || (n >= '0' && n <= '9') || n == '_';
+    char prev = sb->len ? sb->data[sb->len - 1] : 0;
+    bool prev_word = (prev >= 'A' && prev <= 'Z') || (prev >= 'a' && prev <= 'z') || (prev >= '0' && prev <= '9') ||
+                     prev == '_';
+    sb_putc(sb, word || (c == '.' && prev_word && next_word) ? c : '_');
   }
 }
 
