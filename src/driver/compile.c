@@ -36,6 +36,7 @@ static const struct {
     {"unfuse", 0},     /* Primitive functions of the input become ordinary functions */
     {"simplify_inference", 1}, /* batch_norm, dropout, layer/instance/group_norm into elementwise ops */
     {"graph_form", 1},         /* dataflow lets become graph bindings: folding and fusion see across them */
+    {"hoist_projection", 1},   /* a loop's input projection as one dense before it */
     {"fold_constant", 1},      /* calls of constants evaluated by the reference kernels */
     {"fuse_ops", 1},           /* groups of operators (TVM's patterns), each one Primitive function */
     {"dce", 0},        /* before anf: re-inference after primitive needs dead lets' annotations */

@@ -90,6 +90,10 @@ bool pass_retype(Module *m, Diag *d) {
 static bool run_one(Module *m, const PassInfo *p, Diag *d) {
   PassCtx ctx = {m, d, p, NULL};
   int start = diag_count(d);
+  if (p->flags & PASS_MODULE) {
+    p->run(&ctx, NULL);
+    return diag_count(d) == start;
+  }
   for (int i = 0; i < m->ndefs; i++) {
     int before = diag_count(d);
     ctx.def = m->defs[i];

@@ -10,6 +10,11 @@
 ** reports errors in the user's program to ctx->d; pass_run stops after the
 ** first pass that reported any.
 **
+** Module passes (PASS_MODULE) change several roots at once, such as a
+** global and every call of it: pass_<id>(ctx, NULL) runs once, with
+** ctx->def NULL, sets m's defs' functions and m->expr to the new roots
+** itself (new nodes, as above) and returns NULL.
+**
 ** Types. A pass declares in passes.def whether it needs typed input
 ** (PASS_NEEDS_TYPES) and whether every node it builds gets its type
 ** (PASS_KEEPS_TYPES: it copies the type of the node it replaces, or of the
@@ -31,6 +36,7 @@
 typedef enum PassFlags {
   PASS_NEEDS_TYPES = 1, /* the input must be fully typed */
   PASS_KEEPS_TYPES = 2, /* a typed input gives a fully typed output */
+  PASS_MODULE = 4,      /* runs once on the whole module (below) */
 } PassFlags;
 
 typedef struct PassInfo PassInfo;

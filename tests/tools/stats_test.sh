@@ -78,6 +78,12 @@ expect 0 '^time C compiler: [0-9.]+ ms \(none: OUT\.c\)$' "$relayc" build "$mlp"
 check '[ $? -eq 0 ] && [ ! -s "$tmp/out" ]' "relayc build without --stats printed: $(head -3 "$tmp/out")"
 expect 2 'unknown option' "$relayc" check "$mlp" --stats
 
+# HoistLoopProjection runs from -O1: the RNN's input projection of all 7
+# steps is one GEMM; at -O0 every step keeps its own GEMV.
+expect 0 '^kernel [0-9]+: nn\.dense \| \(7, 2, 6\) \| packed GEMM' "$relayc" build run/rnn_hoisted.relay -o "$tmp/rnn.c" --stats
+"$relayc" build run/rnn_hoisted.relay -o "$tmp/rnn0.c" -O0 --stats >"$tmp/out" 2>&1
+check '[ $? -eq 0 ] && ! grep -q "(7, 2, 6)" "$tmp/out"' "-O0 hoisted the projection: $(cat "$tmp/out")"
+
 # {==== Big constants: NAME.blob and .incbin ====}
 
 # 500 x 641 float32 weights sin(1..320500) and a bias, both folded from
