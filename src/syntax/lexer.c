@@ -5,6 +5,7 @@
 ** Deviations from TVM's lexer, all in the direction of accepting more or
 ** failing more clearly: `inff` is a literal only as a whole word; `nanf` is
 ** accepted as NaN; string escapes are decoded; `\r` is whitespace anywhere;
+** a UTF-8 byte order mark at the start of a file is skipped;
 ** after an adjacent '.', digits lex as a plain integer (so `%0.1.0` is two
 ** projections rather than a float). */
 #include "syntax/lexer.h"
@@ -573,6 +574,8 @@ TokenList lex_file(const SourceMap *sm, uint32_t file, Diag *d) {
     push(&lx, TOK_ERROR, lx.p, lx.p);
     lx.p = lx.end;
   }
+  /* A UTF-8 byte order mark, which some editors write, starts no token. */
+  if (lx.end - lx.p >= 3 && memcmp(lx.p, "\xEF\xBB\xBF", 3) == 0) lx.p += 3;
   for (;;) {
     if (!skip_space(&lx)) break;
     if (lx.p >= lx.end || diag_full(d)) break;

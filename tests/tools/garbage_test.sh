@@ -85,6 +85,13 @@ printf '#[version = "0.0.5"]\ndef @main() -> int32 {\n  "caf\303\251" 1\n}\n' >"
 "$relayc" check "$tmp/utf8.relay" >"$tmp/u8" 2>&1
 if grep -q "caf$(printf '\303\251')" "$tmp/u8"; then pass=$((pass + 1)); else echo "FAIL: UTF-8 excerpt"; cat "$tmp/u8"; fail=$((fail + 1)); fi
 
+# A UTF-8 byte order mark starts a file as nothing; elsewhere it is an error.
+printf '\357\273\277#[version = "0.0.5"]\ndef @main() -> int32 { 7 }\n' >"$tmp/bom.relay"
+try 0 1 '^7$' "$relayc" run --interp "$tmp/bom.relay"
+try 0 1 '^7$' "$relayc" run "$tmp/bom.relay"
+printf '#[version = "0.0.5"]\ndef @main() -> int32 { \357\273\277 7 }\n' >"$tmp/bom2.relay"
+try 1 6 "^$tmp/bom2.relay:2:24: error: unexpected character byte 0xef$" "$relayc" check "$tmp/bom2.relay"
+
 # 10,000 bad tokens (a run of bad characters is one error, so each is
 # followed by a good one): 20 errors, then the limit line (61 lines).
 awk 'BEGIN { printf "#[version = \"0.0.5\"]\ndef @main() {\n"; for (i = 0; i < 10000; i++) printf "$ 1 "; printf "\n}\n" }' >"$tmp/lex.relay"
