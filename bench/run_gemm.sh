@@ -15,6 +15,9 @@
 # On a machine that others share, CPU time does not count the time slices
 # given to other jobs, which wall time does; it still counts their cache
 # pollution. GFLOP/s are 2 M N K / time.
+# THREADS=N (default 1) runs relayc's kernels on N threads (relayc run
+# --threads N) and OpenBLAS on N too; CPU time then sums the threads', so
+# compare wall times.
 set -u
 if [ $# -lt 1 ]; then
   echo "usage: sh bench/run_gemm.sh PATH/TO/relayc" >&2
@@ -25,7 +28,10 @@ case $RELAYC in /*) ;; *) RELAYC=$(pwd)/$RELAYC ;; esac
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPEAT=${REPEAT:-40}
 PYTHON=${PYTHON:-/usr/bin/python3}
-export OPENBLAS_NUM_THREADS=1
+THREADS=${THREADS:-1}
+export OPENBLAS_NUM_THREADS=$THREADS
+ENGINE=relayc
+[ "$THREADS" = 1 ] || ENGINE="relayc ($THREADS threads)"
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-SkylakeX}
 mkdir -p "$HERE/out" || exit 1
 WORK=$(mktemp -d "$HERE/out/gemm.XXXXXX") || exit 1
@@ -54,10 +60,10 @@ run() {
   REPEAT=${8:-$REPEAT}
   printf '#[version = "0.0.5"]\ndef @main(%s) {\n  %s\n}\n' "$params" "$body" >"$name.relay"
   "$RELAYC" build "$name.relay" -o "$name.so" || return 1
-  line=$("$RELAYC" run "$name.so" $inputs --repeat "$REPEAT" | tail -1)
-  a=$(cpu_s "$RELAYC" run "$name.so" $inputs --repeat $((REPEAT + 1)))
-  b=$(cpu_s "$RELAYC" run "$name.so" $inputs --repeat 1)
-  report "$name" "$m" "$n" "$k" relayc "$line" "$a" "$b"
+  line=$("$RELAYC" run "$name.so" $inputs --threads "$THREADS" --repeat "$REPEAT" | tail -1)
+  a=$(cpu_s "$RELAYC" run "$name.so" $inputs --threads "$THREADS" --repeat $((REPEAT + 1)))
+  b=$(cpu_s "$RELAYC" run "$name.so" $inputs --threads "$THREADS" --repeat 1)
+  report "$name" "$m" "$n" "$k" "$ENGINE" "$line" "$a" "$b"
   REPEAT=$REPEAT_SAVED
 }
 
@@ -85,7 +91,7 @@ if [ $HAVE_BLAS = 1 ]; then
   line=$(./sgemm time a1024.npy b1024.npy "$REPEAT" 2>/dev/null | tail -1)
   a=$(cpu_s ./sgemm time a1024.npy b1024.npy $((REPEAT + 1)))
   b=$(cpu_s ./sgemm time a1024.npy b1024.npy 1)
-  report dense 1024 1024 1024 "openblas sgemm ($OPENBLAS_CORETYPE)" "$line" "$a" "$b"
+  report dense 1024 1024 1024 "openblas sgemm ($OPENBLAS_CORETYPE, $THREADS thread(s))" "$line" "$a" "$b"
 fi
 run dense_relu 1024 1024 1024 'nn.relu(nn.dense(%a, %b))' \
   "%a: Tensor[(1024, 1024), float32], %b: Tensor[(1024, 1024), float32]" "--input a=a1024.npy --input b=b1024.npy"

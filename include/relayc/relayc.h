@@ -58,6 +58,15 @@ void rly_set_fuse(rly_compiler *c, int on);
 ** build description (NAME_module_build()) lists; off, the C has no timing
 ** code at all. */
 void rly_set_profile(rly_compiler *c, int on);
+/* The module's default kernel thread count (relayc build --threads): n
+** from 1 (the default: no thread is started) to RLY_MAX_THREADS, or 0: one
+** per CPU the process may run on when the module runs. Kernels with
+** enough work (large GEMMs, GEMVs, elementwise loops, reductions) split
+** it over that many threads, with the same results for any count; the
+** runtime's rlyrt_module_set_threads changes it for a loaded module.
+** Returns 0, or -1 (count kept) outside 0..RLY_MAX_THREADS. */
+#define RLY_MAX_THREADS 256 /* the runtime's RLYRT_MAX_THREADS */
+int rly_set_threads(rly_compiler *c, int n);
 /* What the C will be built for, as the C compiler will be told (the
 ** header says it; NULL or "": the default, baseline x86-64 with run-time
 ** ISA dispatch in the kernels). "native" (-march=native) also makes the

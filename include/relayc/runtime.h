@@ -404,7 +404,7 @@ typedef struct rlyrt_ctor_info {
   int32_t arity;
 } rlyrt_ctor_info;
 
-#define RLYRT_ABI_VERSION 2
+#define RLYRT_ABI_VERSION 3
 
 /* The description a compiled module exports (NAME_module() in its header;
 ** rlyrt_module_entry() in a shared library built by relayc). A shared
@@ -419,10 +419,14 @@ typedef struct rlyrt_module_info {
   const rlyrt_ctor_info *ctors;
   const char *(*last_error)(void);
   void (*set_allocator)(const rlyrt_allocator *a);
+  /* The module's kernel thread count (rlyrt_module_set_threads): n >= 0
+  ** sets it; returns the count now (0: one per CPU). ABI 3 on. */
+  int32_t (*threads)(int32_t n);
 } rlyrt_module_info;
 
 /* {==== Loading and calling compiled modules ====}
-** A module is immutable once loaded: any number of threads may call its
+** A module is immutable once loaded (but for its kernel thread count,
+** rlyrt_module_set_threads below): any number of threads may call its
 ** functions at once (each with its own argument values). */
 
 typedef struct rlyrt_module rlyrt_module;
@@ -453,6 +457,55 @@ rlyrt_status rlyrt_module_adt_new(const rlyrt_module *m, const char *ctor, rlyrt
 ** nargs arguments (borrowed), checked as rlyrt_module_call does. */
 rlyrt_status rlyrt_closure_call(const rlyrt_object *closure, rlyrt_object *const *args, int32_t nargs,
                                 rlyrt_object **out) RLYRT_MUST_CHECK;
+
+/* {==== Threads ====}
+** The kernels of a module may split their work over several threads of a
+** pool that the runtime keeps (one per copy of the runtime: a shared
+** library built by relayc has its own; a program linking the runtime has
+** one). Only kernels with enough work do (a large GEMM, GEMV, elementwise
+** loop or reduction), and they split it so that every output is computed
+** by one thread in one fixed order: results are the same bits for any
+** thread count. The count is the module's: `relayc build --threads N`
+** sets its default (1 when not given: no thread is ever started),
+** rlyrt_module_set_threads changes it. Threads are started at the first
+** call that uses them and sleep between calls. */
+
+/* The most threads one call of a kernel uses. */
+#define RLYRT_MAX_THREADS 256
+
+/* Sets m's kernel thread count: n >= 1 threads (the calling thread is one
+** of them; 1: no thread is started), 0: one per CPU the process may run
+** on (rlyrt_cpu_count). Counts above the CPUs are honoured: ask for them
+** only on purpose. Safe while other threads call m: calls that start
+** later use the new count. Errors: RLYRT_E_ARG (n < 0 or above
+** RLYRT_MAX_THREADS, m NULL). */
+rlyrt_status rlyrt_module_set_threads(rlyrt_module *m, int32_t n) RLYRT_MUST_CHECK;
+/* m's kernel thread count as set (0: one per CPU); 1 for NULL. */
+int32_t rlyrt_module_get_threads(const rlyrt_module *m);
+/* The number of CPUs this process may run on (its affinity mask), at
+** least 1, at most RLYRT_MAX_THREADS. */
+int32_t rlyrt_cpu_count(void);
+/* The threads a call asking for n uses: n from 1 to RLYRT_MAX_THREADS, 0
+** gives rlyrt_cpu_count(), below 0 gives 1. */
+int32_t rlyrt_thread_count(int32_t n);
+
+/* An item of rlyrt_parallel_for: fn(ctx, i, slot) does item i. slot
+** (0 <= slot < the call's thread count) names the thread running it:
+** items running at the same time in one call have different slots, so an
+** item may use per-slot scratch memory. */
+typedef void (*rlyrt_task_fn)(void *ctx, int64_t i, int32_t slot);
+/* Runs fn(ctx, i, slot) once for every i in [0, n), on up to
+** rlyrt_thread_count(nthreads) threads (the caller and the pool's
+** workers), and returns when every item is done. Items may run in any
+** order, at the same time: each must write only its own outputs. With one
+** thread, on a pool's worker, inside an item of another call (nested) or
+** when no thread can be started, every item runs on the caller, in order
+** (slot 0). Any number of threads may call it at once; workers busy with
+** other calls are not waited for (the caller runs the items no one took).
+** Never fails. */
+void rlyrt_parallel_for(int32_t nthreads, int64_t n, rlyrt_task_fn fn, void *ctx);
+/* The workers this copy of the runtime has started (for tests). */
+int32_t rlyrt_pool_size(void);
 
 /* {==== For generated code ====}
 ** Checks used by the argument checkers relayc generates: each returns

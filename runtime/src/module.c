@@ -319,3 +319,20 @@ rlyrt_status rlyrt_module_adt_new(const rlyrt_module *m, const char *ctor, rlyrt
   *out = &a->obj;
   return RLYRT_OK;
 }
+
+/* {==== Threads ====} */
+
+rlyrt_status rlyrt_module_set_threads(rlyrt_module *m, int32_t n) {
+  if (!m) return rlyrt_error(RLYRT_E_ARG, "rlyrt_module_set_threads: the module is NULL");
+  if (n < 0 || n > RLYRT_MAX_THREADS)
+    return rlyrt_error(RLYRT_E_ARG, "rlyrt_module_set_threads: %d threads: give 0 (one per CPU) to %d", (int)n,
+                       RLYRT_MAX_THREADS);
+  if (!m->info->threads)
+    return rlyrt_error(RLYRT_E_UNSUPPORTED, "the module %s has no thread count to set", m->info->name);
+  m->info->threads(n);
+  return RLYRT_OK;
+}
+
+int32_t rlyrt_module_get_threads(const rlyrt_module *m) {
+  return m && m->info->threads ? m->info->threads(-1) : 1;
+}

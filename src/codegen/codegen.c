@@ -137,7 +137,14 @@ static void assemble(Cg *cg, StrBuf *c, const char *blob_file) {
              "    } \\\n"
              "  } while (0)\n");
   if (cg->used_unit) sb_puts(c, "static const rlyrt_tuple RC_unit = {{RLYRT_REFCOUNT_STATIC, RLYRT_TUPLE, 0}, 0};\n");
-  sb_puts(c, "static const rlyrt_module_info RC_module;\n\n");
+  sb_puts(c, "static const rlyrt_module_info RC_module;\n");
+  /* The kernels read the module's thread count at each call (lower.h). */
+  int threads = cg->o->threads == 0 ? 1 : cg->o->threads < 0 ? 0 : cg->o->threads;
+  sb_printf(c, "/* The kernels' thread count (0: one per CPU): relayc build --threads,\n"
+               "** rlyrt_module_set_threads. */\n"
+               "static int32_t RC_threads = %d;\n"
+               "#define RLYRT_KERNEL_THREADS rlyrt_thread_count(__atomic_load_n(&RC_threads, __ATOMIC_RELAXED))\n\n",
+            threads);
   if (blob_file) emit_blob_incbin(cg, c, cg_blob_size(cg), blob_file);
   else cg_emit_blob(cg, c);
   put(c, &cg->consts);

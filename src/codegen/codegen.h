@@ -58,6 +58,8 @@ typedef struct CodegenOptions {
   int opt_level;         /* the passes' level, 0..3 */
   bool fuse;             /* FuseOps ran */
   bool profile;          /* time every kernel (rlyrt_kernel_record) */
+  int threads;           /* the kernels' default thread count (--threads): N >= 1; 0 (not given): 1;
+                            below 0: one per CPU. rlyrt_module_set_threads changes it. */
   StrBuf *summary;       /* NULL, or receives the build description (lines of text) */
   KernelDescs *kernels;  /* set by codegen_module for its own use: callers leave it NULL */
 } CodegenOptions;

@@ -94,10 +94,15 @@ static int const_index(Cg *cg, const ConstData *c) {
     for (int i = 0; i < nd; i++) sb_printf(&cg->consts, "%s%lld", i ? ", " : "", (long long)c->shape[i]);
     sb_puts(&cg->consts, "};\n");
   }
+  /* An empty constant points nowhere: when all are empty there is no
+  ** RC_blob to point into. */
+  char data[64];
+  if (c->nbytes) snprintf(data, sizeof data, "(void *)(RC_blob + %zu)", off);
+  else snprintf(data, sizeof data, "NULL");
   sb_printf(&cg->consts,
             "static const rlyrt_tensor C%d = {{RLYRT_REFCOUNT_STATIC, RLYRT_TENSOR, 0}, "
-            "{(void *)(RC_blob + %zu), {kDLCPU, 0}, %d, {%u, %u, %u}, ",
-            k, off, nd, c->dtype.code, c->dtype.bits, c->dtype.lanes);
+            "{%s, {kDLCPU, 0}, %d, {%u, %u, %u}, ",
+            k, data, nd, c->dtype.code, c->dtype.bits, c->dtype.lanes);
   if (nd) sb_printf(&cg->consts, "(int64_t *)C%d_shape, NULL, 0}};\n", k);
   else sb_puts(&cg->consts, "NULL, NULL, 0}};\n");
   return k;
@@ -117,7 +122,7 @@ void cg_const_ref_packed(Cg *cg, StrBuf *out, const Expr *e, const LowerPrepack 
   for (int i = 0; i < cg->packed.len && k < 0; i++) {
     const CgPacked *c = &cg->packed.data[i];
     if (c->src == src && c->p.q == p->q && c->p.k == p->k && c->p.n == p->n && c->p.b_sq == p->b_sq &&
-        c->p.b_sk == p->b_sk && c->p.b_sj == p->b_sj)
+        c->p.b_sk == p->b_sk && c->p.b_sj == p->b_sj && c->p.pw == p->pw)
       k = c->k;
   }
   if (k < 0) {

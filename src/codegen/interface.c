@@ -208,6 +208,8 @@ static void build_summary(const Cg *cg, StrBuf *o) {
   }
   sb_printf(o, "optimisation: -O%d, fusion %s, profiling %s\n", op->opt_level, op->fuse ? "on" : "off",
             op->profile ? "on" : "off");
+  if (op->threads < 0) sb_puts(o, "threads: one per CPU (rlyrt_module_set_threads changes it)\n");
+  else sb_printf(o, "threads: %d (rlyrt_module_set_threads changes it)\n", op->threads ? op->threads : 1);
   sb_puts(o, "kernels: ");
   put_kernel_counts(o, op->kernels);
   sb_putc(o, '\n');
@@ -366,10 +368,14 @@ void cg_emit_info(Cg *cg, StrBuf *h) {
   build_summary(cg, &summary);
   bool native = codegen_target_native(cg->o), described = native || cg->o->profile;
   if (described) emit_build(cg, sb_str(&summary));
+  /* The thread count, read by the kernels; set through the description. */
+  sb_puts(o, "static int32_t RC_set_threads(int32_t n) {\n"
+             "  if (n >= 0) __atomic_store_n(&RC_threads, n, __ATOMIC_RELAXED);\n"
+             "  return __atomic_load_n(&RC_threads, __ATOMIC_RELAXED);\n}\n");
   sb_puts(o, "static const rlyrt_module_info RC_module = {RLYRT_ABI_VERSION, ");
   lower_cstring(o, name, strlen(name));
-  sb_printf(o, ", %d, %s, %d, %s, rlyrt_last_error, rlyrt_set_allocator};\n\n", n, n ? "RC_functions" : "NULL", nctors,
-            nctors ? "RC_ctors" : "NULL");
+  sb_printf(o, ", %d, %s, %d, %s, rlyrt_last_error, rlyrt_set_allocator, RC_set_threads};\n\n", n,
+            n ? "RC_functions" : "NULL", nctors, nctors ? "RC_ctors" : "NULL");
   /* Native code: the module is only handed out on a CPU that can run it. */
   const char *module_ref = native ? "RC_cpu_ok() ? &RC_module : NULL" : "&RC_module";
   const char *baseline = native ? "RC_BASELINE " : "";

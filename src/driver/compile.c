@@ -22,6 +22,7 @@
 #include "passes/pass.h"
 #include "onnx/onnx.h"
 #include "relayc/relayc.h"
+#include "relayc/runtime.h"
 #include "syntax/metadata.h"
 #include "syntax/parser.h"
 #include "types/infer.h"
@@ -49,6 +50,7 @@ struct rly_compiler {
   int level;
   bool no_fuse;           /* rly_set_fuse(c, 0): FuseOps does not run */
   bool profile;           /* rly_set_profile: kernels timed */
+  int threads;            /* rly_set_threads: 0 not set (1), -1 one per CPU, else the count */
   char *target, *isa;     /* rly_set_target (NULL: the default) */
   StrBuf summary;         /* what the last rly_compile built */
   SourceMap sm;           /* the sources, in order (file ids 1..) */
@@ -118,6 +120,14 @@ int rly_set_name(rly_compiler *c, const char *name) {
 void rly_set_fuse(rly_compiler *c, int on) { c->no_fuse = !on; }
 
 void rly_set_profile(rly_compiler *c, int on) { c->profile = on != 0; }
+
+_Static_assert(RLY_MAX_THREADS == RLYRT_MAX_THREADS, "relayc.h and runtime.h disagree on the most threads");
+
+int rly_set_threads(rly_compiler *c, int n) {
+  if (n < 0 || n > RLY_MAX_THREADS) return -1;
+  c->threads = n == 0 ? -1 : n;
+  return 0;
+}
 
 void rly_set_stats(rly_compiler *c, int on) { c->want_stats = on != 0; }
 
@@ -241,6 +251,7 @@ static bool compile_module(rly_compiler *c, Module *m, Phases *ph) {
   co.opt_level = c->level;
   co.fuse = c->level >= 1 && !c->no_fuse;
   co.profile = c->profile;
+  co.threads = c->threads;
   co.summary = &c->summary;
   CodegenExtra x = {.blob_path = c->blob_path, .blob_min = c->blob_min, .stats = c->want_stats ? &c->stats : NULL};
   t = now_ms();

@@ -358,8 +358,10 @@ static void put_ops(StrBuf *sb, const Group *g) {
   }
 }
 
-/* The loops of ew_put_loops, the parameters' pointers declared before. */
-static bool put_loops(StrBuf *sb, const Ewise *ew, int indent0) {
+/* The loops of ew_put_loops, the parameters' pointers declared before.
+** With lo and hi (C expressions), the outermost loop runs over [lo, hi)
+** only: a part of the result, for one thread. */
+static bool put_loops(StrBuf *sb, const Ewise *ew, int indent0, const char *lo, const char *hi) {
   const Group *g = ew->g;
   const Type *res = g->nodes[g->nnodes - 1].call->type;
   EwLoop loops[LOWER_MAX_NDIM];
@@ -382,9 +384,13 @@ static bool put_loops(StrBuf *sb, const Ewise *ew, int indent0) {
     }
   }
   int indent = indent0;
-  for (int d = 0; d < nloops; d++, indent += 2)
-    sb_printf(sb, "%*sfor (int64_t i%d = 0; i%d < %lld; i%d++)%s", indent, "", d, d, (long long)loops[d].n, d,
-              d + 1 < nloops ? "\n" : " {\n");
+  for (int d = 0; d < nloops; d++, indent += 2) {
+    if (d == 0 && lo)
+      sb_printf(sb, "%*sfor (int64_t i0 = %s; i0 < %s; i0++)%s", indent, "", lo, hi, nloops > 1 ? "\n" : " {\n");
+    else
+      sb_printf(sb, "%*sfor (int64_t i%d = 0; i%d < %lld; i%d++)%s", indent, "", d, d, (long long)loops[d].n, d,
+                d + 1 < nloops ? "\n" : " {\n");
+  }
   put_index(&oi, loops, nloops, -1);
   sb_printf(&anchor, "o[%s]", sb_str(&oi));
   ew_put_body(sb, ew, indent, inside, "o", sb_str(&oi), sb_str(&anchor));
@@ -397,7 +403,7 @@ static bool put_loops(StrBuf *sb, const Ewise *ew, int indent0) {
 
 bool ew_put_loops(StrBuf *sb, const Ewise *ew, int indent) {
   StrBuf probe = {0}; /* nothing appended when the leaves do not broadcast */
-  bool ok = put_loops(&probe, ew, indent);
+  bool ok = put_loops(&probe, ew, indent, NULL, NULL);
   if (ok) {
     ew_put_pointers(sb, ew, indent);
     sb_puts(sb, sb_str(&probe));
@@ -443,7 +449,14 @@ bool ew_lower(StrBuf *sb, const char *name, const Group *g, const char *where) {
   ** time as the GEMM kernels' are: the same operations (no contraction),
   ** so the same bits, 16 or 8 wide instead of SSE2's 4. */
   bool versions = numel >= 16 && is_f32(rt);
+  /* Threads: a large result is split along its outermost loop into parts
+  ** (NAME_part), each computed by one thread; every element is computed
+  ** as in one thread, so the same bits. The loops then take their range
+  ** of that loop as parameters. A flat loop's parts are whole 64-byte
+  ** lines. */
+  bool par = lower_par_worth((double)numel, LOWER_PAR_MIN_ELEMS) && nloops >= 1 && loops[0].n >= 2;
   if (versions) lower_put_isa_preamble(sb);
+  if (par) lower_put_threads_preamble(sb);
   for (int i = 0; numel && i < (versions ? lower_isa_count() : 1); i++) {
     /* The loops in a function of their own: gcc trusts restrict on
     ** parameters, not on locals loaded from the argument objects, and
@@ -456,11 +469,35 @@ bool ew_lower(StrBuf *sb, const char *name, const Group *g, const char *where) {
       sb_printf(sb, "static void %s_loop(%s *restrict o", name, ot);
     }
     ew_put_pointer_list(sb, &ew, EW_PTR_PARAMS);
-    sb_puts(sb, ") {\n");
+    sb_puts(sb, par ? ", int64_t lo, int64_t hi) {\n" : ") {\n");
     ew_put_bounds(sb, &ew);
-    put_loops(sb, &ew, 2);
+    put_loops(sb, &ew, 2, par ? "lo" : NULL, par ? "hi" : NULL);
     sb_puts(sb, "}\n");
     if (versions) sb_puts(sb, "#endif\n");
+  }
+  StrBuf call = {0}; /* the loops over [lo, hi) of the outermost loop, on the result o */
+  {
+    StrBuf cargs = {0}, fn = {0};
+    sb_puts(&cargs, "o");
+    ew_put_pointer_list(&cargs, &ew, EW_PTR_ARGS);
+    if (par) sb_puts(&cargs, ", lo, hi");
+    sb_printf(&fn, "%s_loop", name);
+    if (versions) lower_put_isa_call(&call, sb_str(&fn), sb_str(&cargs));
+    else sb_printf(&call, "  %s(%s);\n", sb_str(&fn), sb_str(&cargs));
+    sb_free(&cargs);
+    sb_free(&fn);
+  }
+  if (par && numel) {
+    /* One part: rows [i * step, (i + 1) * step) of the outermost loop. */
+    sb_printf(sb, "typedef struct %s_job {\n  rlyrt_object *const *args;\n  %s *o;\n  int64_t step;\n} %s_job;\n", name,
+              ot, name);
+    sb_printf(sb, "static void %s_part(void *ctx, int64_t i, int32_t slot) {\n", name);
+    sb_printf(sb, "  const %s_job *J = (const %s_job *)ctx;\n  rlyrt_object *const *args = J->args;\n", name, name);
+    sb_printf(sb, "  %s *o = J->o;\n  const int64_t lo = i * J->step, hi = lo + J->step < %lld ? lo + J->step : %lld;\n",
+              ot, (long long)loops[0].n, (long long)loops[0].n);
+    sb_puts(sb, "  (void)slot;\n");
+    sb_puts(sb, sb_str(&call));
+    sb_puts(sb, "}\n");
   }
   sb_printf(sb, "static rlyrt_status %s(rlyrt_object *const *args, rlyrt_object **out) {\n", name);
   if (ndim) {
@@ -477,19 +514,24 @@ bool ew_lower(StrBuf *sb, const char *name, const Group *g, const char *where) {
   sb_puts(sb, ");\n");
   if (!numel) {
     sb_puts(sb, "  (void)args;\n");
-  } else if (versions) {
-    StrBuf args = {0}, fn = {0};
-    sb_printf(&args, "(%s *)t->dl.data", ot);
-    ew_put_pointer_list(&args, &ew, EW_PTR_ARGS);
-    sb_printf(&fn, "%s_loop", name);
-    lower_put_isa_call(sb, sb_str(&fn), sb_str(&args));
-    sb_free(&args);
-    sb_free(&fn);
   } else {
-    sb_printf(sb, "  %s_loop((%s *)t->dl.data", name, ot);
-    ew_put_pointer_list(sb, &ew, EW_PTR_ARGS);
-    sb_puts(sb, ");\n");
+    sb_printf(sb, "  %s *o = (%s *)t->dl.data;\n", ot, ot);
+    if (par) {
+      /* Four parts per thread (a slow thread delays the call less). */
+      long long n0 = (long long)loops[0].n, align = nloops == 1 ? 64 / (rt.bits / 8 ? rt.bits / 8 : 1) : 1;
+      sb_puts(sb, "  const int32_t nt = RLYRT_KERNEL_THREADS;\n  if (nt > 1) {\n");
+      sb_printf(sb, "    int64_t step = (%lld + 4 * nt - 1) / (4 * nt);\n", n0);
+      if (align > 1) sb_printf(sb, "    step = (step + %lld) / %lld * %lld;\n", align - 1, align, align);
+      sb_printf(sb, "    %s_job J = {args, o, step};\n", name);
+      sb_printf(sb, "    rlyrt_parallel_for(nt, (%lld + step - 1) / step, %s_part, &J);\n", n0, name);
+      sb_printf(sb, "  } else {\n    const int64_t lo = 0, hi = %lld;\n", n0);
+      sb_puts(sb, sb_str(&call));
+      sb_puts(sb, "  }\n");
+    } else {
+      sb_puts(sb, sb_str(&call));
+    }
   }
+  sb_free(&call);
   sb_puts(sb, "  *out = &t->obj;\n  return RLYRT_OK;\n}\n");
   return true;
 }

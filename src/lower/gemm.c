@@ -80,6 +80,7 @@ static const Isa isas[] = {
 };
 
 enum { KC = 256, MC = 120, NC = 1024, MR_MAX = 12, NR_MAX = 32 }; /* MC: a multiple of every MR, NC of every NR */
+enum { RLY_MAX_THREADS_CAP = 256 }; /* the runtime's RLYRT_MAX_THREADS */
 
 static bool portable(const Isa *isa) { return isa->target == NULL; }
 
@@ -108,6 +109,11 @@ void lower_put_isa_preamble(StrBuf *sb) {
 int lower_isa_count(void) { return (int)RLY_COUNTOF(isas); }
 const char *lower_isa_suffix(int i) { return isas[i].suffix; }
 const char *lower_isa_target(int i) { return isas[i].target; }
+void gemm_isa_tile(int i, int *w, int *mr, int *nr) {
+  *w = isas[i].w;
+  *mr = isas[i].mr;
+  *nr = isas[i].nr;
+}
 
 void lower_put_isa_if(StrBuf *sb, int i) {
   const Isa *isa = &isas[i];
@@ -161,6 +167,18 @@ static void v_hsum(StrBuf *sb, const Isa *isa, const char *name, const char *v) 
   else sb_printf(sb, "((%s[0] + %s[1]) + (%s[2] + %s[3]))", v, v, v, v);
 }
 
+void gemm_put_vop(StrBuf *sb, int i, const char *name, GemmVop op, const char *a, const char *b, const char *c) {
+  const Isa *isa = &isas[i];
+  switch (op) {
+  case GV_TYPE: v_type(sb, isa, name); break;
+  case GV_ZERO: v_zero(sb, isa, name); break;
+  case GV_LOAD: v_load(sb, isa, name, a); break;
+  case GV_STORE: v_store(sb, isa, name, a, b); break;
+  case GV_FMA: sb_printf(sb, isa->fma, a, b, c); break;
+  case GV_BCAST: v_bcast(sb, isa, name, a); break;
+  }
+}
+
 /* {==== The problem ====} */
 
 typedef struct Gemm {
@@ -173,12 +191,26 @@ typedef struct Gemm {
   int64_t b_sq, b_sk, b_sj;     /* B(q, k, j) */
   bool epilogue;
   bool prepacked;               /* B is a constant, packed at build time (lower_prepack) */
+  bool par;                     /* enough work to split over threads (LOWER_PAR_MIN_FLOPS) */
   Ewise ew;
   int64_t l_sq[EW_MAX_LEAVES], l_si[EW_MAX_LEAVES], l_sj[EW_MAX_LEAVES]; /* the leaves' strides on C's view */
 } Gemm;
 
 /* The PW-wide panels of B packed at build time. */
 static int64_t prepack_panels(const Gemm *G) { return (G->n + LOWER_PACK_NR - 1) / LOWER_PACK_NR; }
+
+/* The floats of one thread's packed A block (MC x KC, or less for a
+** smaller problem), and of the packed B block (NC x KC). */
+static int64_t gemm_ap_floats(const Gemm *G) {
+  int64_t kc = G->k < KC ? G->k : KC;
+  int64_t mc = G->m < MC ? (G->m + MR_MAX - 1) / MR_MAX * MR_MAX : MC;
+  return mc * kc;
+}
+static int64_t gemm_bp_floats(const Gemm *G) {
+  int64_t kc = G->k < KC ? G->k : KC;
+  int64_t nc = G->n < NC ? (G->n + NR_MAX - 1) / NR_MAX * NR_MAX : NC;
+  return nc * kc;
+}
 
 static bool is_f32(const Type *t) {
   DType d = t->u.tensor.dtype;
@@ -284,6 +316,7 @@ static bool analyse(const Group *g, int anchor, Gemm *G) {
 #include "lower/schedules.def"
 #undef SCHEDULE
   if (!found) return false;
+  G->par = lower_par_worth(2.0 * (double)G->q * (double)G->m * (double)G->n * (double)G->k, LOWER_PAR_MIN_FLOPS);
   /* The epilogue: every other live node, on the anchor's shape. */
   for (int i = 0; i < g->nnodes; i++)
     if (g->nodes[i].live && i != anchor) G->epilogue = true;
@@ -309,9 +342,9 @@ static void put_term(StrBuf *sb, bool *any, const char *var, int64_t s) {
 }
 
 /* The epilogue's loops. */
-static void put_epilogue_loops(StrBuf *sb, const Gemm *G, int indent, const char *i0, const char *i1, const char *j0,
-                               const char *j1) {
-  const Ewise *ew = &G->ew;
+static void put_epilogue_loops(StrBuf *sb, const Ewise *ew, const int64_t *l_sq, const int64_t *l_si,
+                               const int64_t *l_sj, int64_t ldc, int indent, const char *i0, const char *i1,
+                               const char *j0, const char *j1) {
   StrBuf idx[EW_MAX_LEAVES], anchor = {0}, out_index = {0};
   const char *index[EW_MAX_LEAVES];
   for (int k = 0; k < ew->nleaves; k++) {
@@ -321,15 +354,15 @@ static void put_epilogue_loops(StrBuf *sb, const Gemm *G, int indent, const char
       continue;
     } else {
       bool any = false;
-      put_term(&idx[k], &any, "q", G->l_sq[k]);
-      put_term(&idx[k], &any, "ei", G->l_si[k]);
-      put_term(&idx[k], &any, "ej", G->l_sj[k]);
+      put_term(&idx[k], &any, "q", l_sq[k]);
+      put_term(&idx[k], &any, "ei", l_si[k]);
+      put_term(&idx[k], &any, "ej", l_sj[k]);
       if (!any) sb_putc(&idx[k], '0');
     }
     index[k] = sb_str(&idx[k]);
   }
-  sb_printf(&out_index, "ei * %lld + ej", (long long)G->n);
-  sb_printf(&anchor, "c[ei * %lld + ej]", (long long)G->n);
+  sb_printf(&out_index, "ei * %lld + ej", (long long)ldc);
+  sb_printf(&anchor, "c[ei * %lld + ej]", (long long)ldc);
   sb_printf(sb, "%*sfor (int64_t ei = %s; ei < %s; ei++)\n", indent, "", i0, i1);
   sb_printf(sb, "%*sfor (int64_t ej = %s; ej < %s; ej++) {\n", indent + 2, "", j0, j1);
   ew_put_body(sb, ew, indent + 4, index, "c", sb_str(&out_index), sb_str(&anchor));
@@ -345,21 +378,31 @@ static void put_epilogue_loops(StrBuf *sb, const Gemm *G, int indent, const char
 ** trusts (pointers loaded into restrict locals it does not, and at -O2 it
 ** vectorizes no loop that would need an aliasing check). The clip bounds
 ** and constants are its locals. */
-static void put_epilogue_fn(StrBuf *sb, const char *name, const Gemm *G) {
+void gemm_put_epilogue_fn(StrBuf *sb, const char *name, const Ewise *ew, const int64_t *l_sq, const int64_t *l_si,
+                          const int64_t *l_sj, int64_t ldc) {
   sb_printf(sb, "static inline __attribute__((always_inline)) void %s_epi(float *restrict c", name);
-  ew_put_pointer_list(sb, &G->ew, EW_PTR_PARAMS);
+  ew_put_pointer_list(sb, ew, EW_PTR_PARAMS);
   sb_puts(sb, ", int64_t q, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {\n  (void)q;\n");
-  ew_put_bounds(sb, &G->ew);
-  put_epilogue_loops(sb, G, 2, "i0", "i1", "j0", "j1");
+  ew_put_bounds(sb, ew);
+  put_epilogue_loops(sb, ew, l_sq, l_si, l_sj, ldc, 2, "i0", "i1", "j0", "j1");
   sb_puts(sb, "}\n");
 }
 
+static void put_epilogue_fn(StrBuf *sb, const char *name, const Gemm *G) {
+  gemm_put_epilogue_fn(sb, name, &G->ew, G->l_sq, G->l_si, G->l_sj, G->n);
+}
+
 /* The call of NAME_epi over rows [i0, i1) and columns [j0, j1). */
+void gemm_put_epilogue_call(StrBuf *sb, const char *name, const Ewise *ew, int indent, const char *i0, const char *i1,
+                            const char *j0, const char *j1) {
+  sb_printf(sb, "%*s%s_epi(c", indent, "", name);
+  ew_put_pointer_list(sb, ew, EW_PTR_NAMES);
+  sb_printf(sb, ", q, %s, %s, %s, %s);\n", i0, i1, j0, j1);
+}
+
 static void put_epilogue(StrBuf *sb, const char *name, const Gemm *G, int indent, const char *i0, const char *i1,
                          const char *j0, const char *j1) {
-  sb_printf(sb, "%*s%s_epi(c", indent, "", name);
-  ew_put_pointer_list(sb, &G->ew, EW_PTR_NAMES);
-  sb_printf(sb, ", q, %s, %s, %s, %s);\n", i0, i1, j0, j1);
+  gemm_put_epilogue_call(sb, name, &G->ew, indent, i0, i1, j0, j1);
 }
 
 /* The pointers an ISA function reads: A, B, the epilogue's parameters. */
@@ -368,6 +411,11 @@ static void put_pointers(StrBuf *sb, const Gemm *G) {
   sb_printf(sb, "  const float *restrict b = (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", G->pb);
   if (!G->epilogue) return;
   ew_put_pointers(sb, &G->ew, 2);
+}
+
+/* The target attribute of isa's functions ("" for the portable one). */
+static void put_target(StrBuf *sb, const Isa *isa) {
+  if (isa->target) sb_printf(sb, "__attribute__((target(\"%s\"))) ", isa->target);
 }
 
 static void put_fn_head(StrBuf *sb, const Isa *isa, const char *name, bool buffers, bool prepacked) {
@@ -382,7 +430,13 @@ static void put_gemv(StrBuf *sb, const Isa *isa, const char *name, const Gemm *G
   int w = isa->w;
   int jb = G->m == 1 ? 4 : G->m == 2 ? 2 : 1;
   long long n = G->n, k = G->k, m = G->m;
-  put_fn_head(sb, isa, name, false, false);
+  if (G->par) { /* the output columns [lo, hi) only (lo a multiple of jb) */
+    put_target(sb, isa);
+    sb_printf(sb, "static void %s_%s(rlyrt_object *const *args, float *restrict o, int64_t lo, int64_t hi) {\n", name,
+              isa->suffix);
+  } else {
+    put_fn_head(sb, isa, name, false, false);
+  }
   put_pointers(sb, G);
   sb_puts(sb, "  const int64_t q = 0;\n  float *restrict c = o;\n  (void)q;\n");
   for (int pass = 0; pass < 2; pass++) {
@@ -390,7 +444,9 @@ static void put_gemv(StrBuf *sb, const Isa *isa, const char *name, const Gemm *G
     int jn = pass ? 1 : jb;
     long long n0 = n / jb * jb, kv = k / w * w; /* exact bounds: no empty loop for the compiler to wonder about */
     if (pass ? n0 == n : n0 == 0) continue;
-    if (!pass) sb_printf(sb, "  for (int64_t j = 0; j < %lld; j += %d) {\n", n0, jn);
+    if (G->par && !pass) sb_printf(sb, "  for (int64_t j = lo; j < (hi < %lld ? hi : %lld); j += %d) {\n", n0, n0, jn);
+    else if (G->par) sb_printf(sb, "  for (int64_t j = lo > %lld ? lo : %lld; j < hi; j++) {\n", n0, n0);
+    else if (!pass) sb_printf(sb, "  for (int64_t j = 0; j < %lld; j += %d) {\n", n0, jn);
     else sb_printf(sb, "  for (int64_t j = %lld; j < %lld; j++) {\n", n0, n);
     for (int t = 0; t < jn; t++) sb_printf(sb, "    const float *restrict b%d = b + (j + %d) * %lld;\n", t, t, k);
     for (long long r = 0; r < m; r++) {
@@ -456,19 +512,116 @@ static void put_gemv(StrBuf *sb, const Isa *isa, const char *name, const Gemm *G
     char mm[32], nn[32];
     snprintf(mm, sizeof mm, "%lld", m);
     snprintf(nn, sizeof nn, "%lld", n);
-    put_epilogue(sb, name, G, 2, "0", mm, "0", nn);
+    put_epilogue(sb, name, G, 2, "0", mm, G->par ? "lo" : "0", G->par ? "hi" : nn);
   }
   sb_puts(sb, "}\n");
+}
+
+/* The micro-kernel (see kernel.h): accumulators, the k loop, the store. */
+void gemm_put_tile(StrBuf *sb, int i, const char *name, int ind, const char *a_step, const char *b_step, int64_t ldc) {
+  const Isa *isa = &isas[i];
+  int w = isa->w, mr = isa->mr, nr = isa->nr, nv = nr / w;
+  long long n = (long long)ldc;
+  /* C's tile is read (and written) after the k loop: fetch it meanwhile. */
+  sb_printf(sb, "%*sfor (int64_t r = 0; r < MR && ir + r < mc; r++) {\n", ind, "");
+  sb_printf(sb, "%*s  __builtin_prefetch(ct + r * %lld, 1);\n", ind, "", n);
+  if (nr * 4 > 64) sb_printf(sb, "%*s  __builtin_prefetch(ct + r * %lld + 16, 1);\n", ind, "", n);
+  sb_printf(sb, "%*s}\n", ind, "");
+  for (int r = 0; r < mr; r++) {
+    sb_printf(sb, "%*s", ind, "");
+    v_type(sb, isa, name);
+    for (int v = 0; v < nv; v++) {
+      sb_printf(sb, "%s c%d_%d = ", v ? "," : "", r, v);
+      v_zero(sb, isa, name);
+    }
+    sb_puts(sb, ";\n");
+  }
+  sb_printf(sb, "%*sfor (int64_t l = 0; l < kc; l++) {\n", ind, "");
+  for (int v = 0; v < nv; v++) {
+    char p[48];
+    snprintf(p, sizeof p, "pb + l * %s + %d", b_step, v * w);
+    sb_printf(sb, "%*s  const ", ind, "");
+    v_type(sb, isa, name);
+    sb_printf(sb, " b%d = ", v);
+    v_load(sb, isa, name, p);
+    sb_puts(sb, ";\n");
+  }
+  for (int r = 0; r < mr; r++) {
+    char s[48];
+    snprintf(s, sizeof s, "pa[l * %s + %d]", a_step, r);
+    sb_printf(sb, "%*s  {\n%*s    const ", ind, "", ind, "");
+    v_type(sb, isa, name);
+    sb_puts(sb, " x = ");
+    v_bcast(sb, isa, name, s);
+    sb_puts(sb, ";\n");
+    for (int v = 0; v < nv; v++) {
+      char acc[32], bv[32];
+      snprintf(acc, sizeof acc, "c%d_%d", r, v);
+      snprintf(bv, sizeof bv, "b%d", v);
+      sb_printf(sb, "%*s    %s = ", ind, "", acc);
+      sb_printf(sb, isa->fma, "x", bv, acc);
+      sb_puts(sb, ";\n");
+    }
+    sb_printf(sb, "%*s  }\n", ind, "");
+  }
+  sb_printf(sb, "%*s}\n", ind, "");
+  /* Store: the full tile directly, an edge tile through a buffer. */
+  sb_printf(sb, "%*sconst int64_t mr = mc - ir < MR ? mc - ir : MR, nr = nc - jr < NR ? nc - jr : NR;\n", ind, "");
+  /* A full tile: added to C (after the first KC block) from registers. */
+  sb_printf(sb, "%*sif (mr == MR && nr == NR) {\n", ind, "");
+  sb_printf(sb, "%*s  if (pc) {\n", ind, "");
+  for (int r = 0; r < mr; r++)
+    for (int v = 0; v < nv; v++) {
+      char p[64], acc[32];
+      snprintf(p, sizeof p, "ct + %lld", (long long)r * n + v * w);
+      snprintf(acc, sizeof acc, "c%d_%d", r, v);
+      sb_printf(sb, "%*s    %s = ", ind, "", acc);
+      if (portable(isa)) {
+        sb_printf(sb, "%s + ", acc);
+        v_load(sb, isa, name, p);
+      } else {
+        sb_printf(sb, "%s(%s, ", isa->w == 16 ? "_mm512_add_ps" : "_mm256_add_ps", acc);
+        v_load(sb, isa, name, p);
+        sb_puts(sb, ")");
+      }
+      sb_puts(sb, ";\n");
+    }
+  sb_printf(sb, "%*s  }\n", ind, "");
+  for (int r = 0; r < mr; r++)
+    for (int v = 0; v < nv; v++) {
+      char p[64], acc[32];
+      snprintf(p, sizeof p, "ct + %lld", (long long)r * n + v * w);
+      snprintf(acc, sizeof acc, "c%d_%d", r, v);
+      sb_printf(sb, "%*s  ", ind, "");
+      v_store(sb, isa, name, p, acc);
+      sb_puts(sb, ";\n");
+    }
+  sb_printf(sb, "%*s} else {\n", ind, "");
+  sb_printf(sb, "%*s  float tile[MR * NR];\n", ind, "");
+  for (int r = 0; r < mr; r++)
+    for (int v = 0; v < nv; v++) {
+      char p[48], acc[32];
+      snprintf(p, sizeof p, "tile + %d", r * nr + v * w);
+      snprintf(acc, sizeof acc, "c%d_%d", r, v);
+      sb_printf(sb, "%*s  ", ind, "");
+      v_store(sb, isa, name, p, acc);
+      sb_puts(sb, ";\n");
+    }
+  sb_printf(sb, "%*s  for (int64_t r = 0; r < mr; r++)\n", ind, "");
+  sb_printf(sb, "%*s    for (int64_t cc = 0; cc < nr; cc++)\n", ind, "");
+  sb_printf(sb, "%*s      ct[r * %lld + cc] = (pc ? ct[r * %lld + cc] : 0.0f) + tile[r * NR + cc];\n", ind, "", n, n);
+  sb_printf(sb, "%*s}\n", ind, "");
 }
 
 /* GEMM: five loops around the MR x NR micro-kernel. */
 /* The packing of one operand's KC-deep block into W-wide panels (loop
 ** variable o over lim, lane x): dst[l * W + x] is the operand at
-** (base + o + x, pc + l), 0 past lim; s_x and s_k its strides. A and B
-** are packed by the same code, at indentation ind. */
-static void put_pack(StrBuf *sb, int ind, const char *o, const char *lim, const char *w, const char *x, const char *dst,
-                     const char *src, const char *base, int64_t s_x, int64_t s_k) {
-  sb_printf(sb, "%*sfor (int64_t %s = 0; %s < %s; %s += %s) {\n", ind, "", o, o, lim, o, w);
+** (base + o + x, pc + l), 0 past lim; s_x and s_k its strides; o starts
+** at from (0, or a multiple of W). A and B are packed by the same code, at
+** indentation ind. */
+static void put_pack(StrBuf *sb, int ind, const char *o, const char *from, const char *lim, const char *w,
+                     const char *x, const char *dst, const char *src, const char *base, int64_t s_x, int64_t s_k) {
+  sb_printf(sb, "%*sfor (int64_t %s = %s; %s < %s; %s += %s) {\n", ind, "", o, from, o, lim, o, w);
   sb_printf(sb, "%*s  float *restrict dst = %s + %s * kc;\n", ind, "", dst, o);
   if (s_k == 1) {
     sb_printf(sb, "%*s  for (int64_t %s = 0; %s < %s; %s++) {\n", ind, "", x, x, w, x);
@@ -488,154 +641,155 @@ static void put_pack(StrBuf *sb, int ind, const char *o, const char *lim, const 
   sb_printf(sb, "%*s}\n", ind, "");
 }
 
+/* The GEMM of ISA isa as four functions:
+**   NAME_blk_SFX   one block: rows [ic, ic + MC) and columns [jc + j0,
+**                  jc + j1) of batch q, reduction block pc: packs its A
+**                  block (into ap) and runs the micro-kernels and, after
+**                  the last KC block, the epilogue on each tile;
+**   NAME_task_SFX  block t of a job (rlyrt_parallel_for's item): its slot's
+**                  A buffer;
+**   NAME_packb_SFX NR-wide panels [p0, p1) of B's (pc, jc) block into bp
+**                  (B not packed at build time);
+**   NAME_one_SFX   batch q: the loops over jc and pc: packs B's block (by
+**                  parts), then runs its blocks (MC rows by jstep columns)
+**                  on nt threads;
+**   NAME_SFX       the batches: with at least as many batches as threads,
+**                  each batch on one thread (NAME_batch_SFX, its slot's A
+**                  and B buffers), else one after the other.
+** Every tile of C is computed by one block, over the whole reduction in
+** order (the pc loop is outside the threads), so the bits do not depend
+** on nt. Blocks of several column groups each pack their own copy of A
+** (little: 1 / (2 jstep) of the block's work); with nt = 1 there is one
+** group of the whole width, as without threads. */
 static void put_gemm(StrBuf *sb, const Isa *isa, const char *name, const Gemm *G) {
-  int w = isa->w, mr = isa->mr, nr = isa->nr, nv = nr / w;
+  int mr = isa->mr, nr = isa->nr;
   long long m = G->m, n = G->n, k = G->k;
-  put_fn_head(sb, isa, name, true, G->prepacked);
+  const char *sfx = isa->suffix;
+  StrBuf en = {0};
   if (G->prepacked)
-    sb_printf(sb, "  enum { MR = %d, NR = %d, KC = %d, MC = %d, NC = %d, PW = %d };\n", mr, nr, KC, MC, NC, LOWER_PACK_NR);
-  else sb_printf(sb, "  enum { MR = %d, NR = %d, KC = %d, MC = %d, NC = %d };\n", mr, nr, KC, MC, NC);
+    sb_printf(&en, "  enum { MR = %d, NR = %d, KC = %d, MC = %d, NC = %d, PW = %d };\n", mr, nr, KC, MC, NC, LOWER_PACK_NR);
+  else sb_printf(&en, "  enum { MR = %d, NR = %d, KC = %d, MC = %d, NC = %d };\n", mr, nr, KC, MC, NC);
+  long long bq_step =
+      G->prepacked ? (G->b_sq ? (long long)(prepack_panels(G) * LOWER_PACK_NR * G->k) : 0LL) : (long long)G->b_sq;
+  /* One block. */
+  put_target(sb, isa);
+  sb_printf(sb, "static void %s_blk_%s(rlyrt_object *const *args, float *restrict o, float *restrict ap, %s"
+                "int64_t q, int64_t jc, int64_t nc, int64_t pc, int64_t kc, int64_t ic, int64_t j0, int64_t j1) {\n",
+            name, sfx, G->prepacked ? "" : "const float *restrict bp, ");
+  sb_puts(sb, sb_str(&en));
   put_pointers(sb, G);
-  sb_printf(sb, "  for (int64_t q = 0; q < %lld; q++) {\n", (long long)G->q);
-  sb_printf(sb, "    const float *restrict aq = a + q * %lld;\n", (long long)G->a_sq);
+  sb_printf(sb, "  const float *restrict aq = a + q * %lld;\n", (long long)G->a_sq);
   /* prepacked: batch q's panels, PW-wide over the whole reduction */
-  sb_printf(sb, "    const float *restrict bq = b + q * %lld;\n",
-            G->prepacked ? (G->b_sq ? (long long)(prepack_panels(G) * LOWER_PACK_NR * G->k) : 0LL) : (long long)G->b_sq);
-  sb_printf(sb, "    float *restrict c = o + q * %lld;\n", m * n);
-  sb_printf(sb, "    for (int64_t jc = 0; jc < %lld; jc += NC) {\n", n);
-  sb_printf(sb, "      const int64_t nc = %lld - jc < NC ? %lld - jc : NC;\n", n, n);
-  sb_printf(sb, "      for (int64_t pc = 0; pc < %lld; pc += KC) {\n", k);
-  sb_printf(sb, "        const int64_t kc = %lld - pc < KC ? %lld - pc : KC;\n", k, k);
-  /* Pack B[pc.., jc..] into NR-wide panels: bp[panel][l][col]. Packed at
-  ** build time, B's panels are PW wide over the whole reduction: rows pc..
-  ** of panel p start at bq + (p * K + pc) * PW, a tile's columns at its
-  ** offset in the panel, a row of them PW floats after the one before. */
-  if (!G->prepacked) put_pack(sb, 8, "jr", "nc", "NR", "cc", "bp", "bq", "jc", G->b_sj, G->b_sk);
-  sb_printf(sb, "        for (int64_t ic = 0; ic < %lld; ic += MC) {\n", m);
-  sb_printf(sb, "          const int64_t mc = %lld - ic < MC ? %lld - ic : MC;\n", m, m);
+  if (G->prepacked) sb_printf(sb, "  const float *restrict bq = b + q * %lld;\n", bq_step);
+  else sb_puts(sb, "  (void)b;\n");
+  sb_printf(sb, "  float *restrict c = o + q * %lld;\n", m * n);
+  sb_printf(sb, "  const int64_t mc = %lld - ic < MC ? %lld - ic : MC;\n", m, m);
   /* Pack A[ic.., pc..] into MR-high panels: ap[panel][l][row]. */
-  put_pack(sb, 10, "ir", "mc", "MR", "r", "ap", "aq", "ic", G->a_si, G->a_sk);
-  /* The micro-kernels. */
-  sb_puts(sb, "          for (int64_t jr = 0; jr < nc; jr += NR)\n");
-  sb_puts(sb, "            for (int64_t ir = 0; ir < mc; ir += MR) {\n");
+  put_pack(sb, 2, "ir", "0", "mc", "MR", "r", "ap", "aq", "ic", G->a_si, G->a_sk);
+  /* The micro-kernels. Packed at build time, B's panels are PW wide over
+  ** the whole reduction: rows pc.. of panel p start at bq + (p * K + pc)
+  ** * PW, a tile's columns at its offset in the panel, a row of them PW
+  ** floats after the one before. */
+  sb_puts(sb, "  for (int64_t jr = j0; jr < j1; jr += NR)\n");
+  sb_puts(sb, "    for (int64_t ir = 0; ir < mc; ir += MR) {\n");
   if (G->prepacked)
-    sb_printf(sb, "              const float *restrict pa = ap + ir * kc, *restrict pb = bq + (jc + jr) / PW * %lld + pc * PW + "
+    sb_printf(sb, "      const float *restrict pa = ap + ir * kc, *restrict pb = bq + (jc + jr) / PW * %lld + pc * PW + "
                   "(jc + jr) %% PW;\n", k * LOWER_PACK_NR);
-  else sb_puts(sb, "              const float *restrict pa = ap + ir * kc, *restrict pb = bp + jr * kc;\n");
-  sb_printf(sb, "              float *restrict ct = c + (ic + ir) * %lld + jc + jr;\n", n);
-  /* C's tile is read (and written) after the k loop: fetch it meanwhile. */
-  sb_puts(sb, "              for (int64_t r = 0; r < MR && ir + r < mc; r++) {\n");
-  sb_printf(sb, "                __builtin_prefetch(ct + r * %lld, 1);\n", n);
-  if (nr * 4 > 64) sb_printf(sb, "                __builtin_prefetch(ct + r * %lld + 16, 1);\n", n);
-  sb_puts(sb, "              }\n");
-  for (int r = 0; r < mr; r++) {
-    sb_puts(sb, "              ");
-    v_type(sb, isa, name);
-    for (int v = 0; v < nv; v++) {
-      sb_printf(sb, "%s c%d_%d = ", v ? "," : "", r, v);
-      v_zero(sb, isa, name);
-    }
-    sb_puts(sb, ";\n");
-  }
-  sb_puts(sb, "              for (int64_t l = 0; l < kc; l++) {\n");
-  for (int v = 0; v < nv; v++) {
-    char p[48];
-    snprintf(p, sizeof p, "pb + l * %s + %d", G->prepacked ? "PW" : "NR", v * w);
-    sb_puts(sb, "                const ");
-    v_type(sb, isa, name);
-    sb_printf(sb, " b%d = ", v);
-    v_load(sb, isa, name, p);
-    sb_puts(sb, ";\n");
-  }
-  for (int r = 0; r < mr; r++) {
-    char s[32];
-    snprintf(s, sizeof s, "pa[l * MR + %d]", r);
-    sb_puts(sb, "                {\n                  const ");
-    v_type(sb, isa, name);
-    sb_puts(sb, " x = ");
-    v_bcast(sb, isa, name, s);
-    sb_puts(sb, ";\n");
-    for (int v = 0; v < nv; v++) {
-      char acc[32], bv[32];
-      snprintf(acc, sizeof acc, "c%d_%d", r, v);
-      snprintf(bv, sizeof bv, "b%d", v);
-      sb_printf(sb, "                  %s = ", acc);
-      sb_printf(sb, isa->fma, "x", bv, acc);
-      sb_puts(sb, ";\n");
-    }
-    sb_puts(sb, "                }\n");
-  }
-  sb_puts(sb, "              }\n");
-  /* Store: the full tile directly, an edge tile through a buffer. */
-  sb_puts(sb, "              const int64_t mr = mc - ir < MR ? mc - ir : MR, nr = nc - jr < NR ? nc - jr : NR;\n");
-  /* A full tile: added to C (after the first KC block) from registers. */
-  sb_puts(sb, "              if (mr == MR && nr == NR) {\n");
-  sb_puts(sb, "                if (pc) {\n");
-  for (int r = 0; r < mr; r++)
-    for (int v = 0; v < nv; v++) {
-      char p[64], acc[32];
-      snprintf(p, sizeof p, "ct + %lld", (long long)r * n + v * w);
-      snprintf(acc, sizeof acc, "c%d_%d", r, v);
-      sb_printf(sb, "                  %s = ", acc);
-      if (portable(isa)) {
-        sb_printf(sb, "%s + ", acc);
-        v_load(sb, isa, name, p);
-      } else {
-        sb_printf(sb, "%s(%s, ", isa->w == 16 ? "_mm512_add_ps" : "_mm256_add_ps", acc);
-        v_load(sb, isa, name, p);
-        sb_puts(sb, ")");
-      }
-      sb_puts(sb, ";\n");
-    }
-  sb_puts(sb, "                }\n");
-  for (int r = 0; r < mr; r++)
-    for (int v = 0; v < nv; v++) {
-      char p[64], acc[32];
-      snprintf(p, sizeof p, "ct + %lld", (long long)r * n + v * w);
-      snprintf(acc, sizeof acc, "c%d_%d", r, v);
-      sb_puts(sb, "                ");
-      v_store(sb, isa, name, p, acc);
-      sb_puts(sb, ";\n");
-    }
-  sb_puts(sb, "              } else {\n");
-  sb_puts(sb, "                float tile[MR * NR];\n");
-  for (int r = 0; r < mr; r++)
-    for (int v = 0; v < nv; v++) {
-      char p[48], acc[32];
-      snprintf(p, sizeof p, "tile + %d", r * nr + v * w);
-      snprintf(acc, sizeof acc, "c%d_%d", r, v);
-      sb_puts(sb, "                ");
-      v_store(sb, isa, name, p, acc);
-      sb_puts(sb, ";\n");
-    }
-  sb_puts(sb, "                for (int64_t r = 0; r < mr; r++)\n");
-  sb_puts(sb, "                  for (int64_t cc = 0; cc < nr; cc++)\n");
-  sb_printf(sb, "                    ct[r * %lld + cc] = (pc ? ct[r * %lld + cc] : 0.0f) + tile[r * NR + cc];\n", n, n);
-  sb_puts(sb, "              }\n");
+  else sb_puts(sb, "      const float *restrict pa = ap + ir * kc, *restrict pb = bp + jr * kc;\n");
+  sb_printf(sb, "      float *restrict ct = c + (ic + ir) * %lld + jc + jr;\n", n);
+  gemm_put_tile(sb, (int)(isa - isas), name, 6, "MR", G->prepacked ? "PW" : "NR", G->n);
   if (G->epilogue) {
     /* the last KC block: the tile is final; a full one with constant
     ** trip counts, so that the compiler vectorizes the epilogue */
-    sb_printf(sb, "              if (pc + KC >= %lld) {\n", k);
-    sb_puts(sb, "                if (mr == MR && nr == NR) {\n");
-    put_epilogue(sb, name, G, 18, "ic + ir", "ic + ir + MR", "jc + jr", "jc + jr + NR");
-    sb_puts(sb, "                } else {\n");
-    put_epilogue(sb, name, G, 18, "ic + ir", "ic + ir + mr", "jc + jr", "jc + jr + nr");
-    sb_puts(sb, "                }\n");
-    sb_puts(sb, "              }\n");
+    sb_printf(sb, "      if (pc + KC >= %lld) {\n", k);
+    sb_puts(sb, "        if (mr == MR && nr == NR) {\n");
+    put_epilogue(sb, name, G, 10, "ic + ir", "ic + ir + MR", "jc + jr", "jc + jr + NR");
+    sb_puts(sb, "        } else {\n");
+    put_epilogue(sb, name, G, 10, "ic + ir", "ic + ir + mr", "jc + jr", "jc + jr + nr");
+    sb_puts(sb, "        }\n");
+    sb_puts(sb, "      }\n");
   }
-  sb_puts(sb, "            }\n");
-  sb_puts(sb, "        }\n      }\n    }\n  }\n}\n");
+  sb_puts(sb, "    }\n}\n");
+  /* Block t of a job: row block t / nj, column group t % nj. */
+  sb_printf(sb, "static void %s_task_%s(void *ctx, int64_t t, int32_t slot) {\n", name, sfx);
+  sb_printf(sb, "  const %s_job *J = (const %s_job *)ctx;\n", name, name);
+  sb_printf(sb, "  const int64_t ic = t / J->nj * %d, j0 = t %% J->nj * J->jstep;\n", MC);
+  sb_puts(sb, "  const int64_t j1 = j0 + J->jstep < J->nc ? j0 + J->jstep : J->nc;\n");
+  sb_printf(sb, "  %s_blk_%s(J->args, J->o, J->ap + slot * J->apsz, %sJ->q, J->jc, J->nc, J->pc, J->kc, ic, j0, j1);\n",
+            name, sfx, G->prepacked ? "" : "J->bp, ");
+  sb_puts(sb, "}\n");
+  if (!G->prepacked) {
+    /* Panels [t * pstep, ...) of B[pc.., jc..]: bp[panel][l][col]. */
+    put_target(sb, isa);
+    sb_printf(sb, "static void %s_packb_%s(void *ctx, int64_t t, int32_t slot) {\n", name, sfx);
+    sb_printf(sb, "  const %s_job *J = (const %s_job *)ctx;\n", name, name);
+    sb_printf(sb, "  enum { NR = %d };\n  (void)slot;\n", nr);
+    sb_printf(sb, "  const float *restrict bq = (const float *)RLYRT_AS_TENSOR(J->args[%d])->dl.data + J->q * %lld;\n",
+              G->pb, bq_step);
+    sb_puts(sb, "  float *restrict bp = J->bp;\n");
+    sb_puts(sb, "  const int64_t jc = J->jc, pc = J->pc, kc = J->kc, p0 = t * J->pstep;\n");
+    sb_puts(sb, "  const int64_t p1 = p0 + J->pstep < J->nc ? p0 + J->pstep : J->nc;\n");
+    put_pack(sb, 2, "jr", "p0", "p1", "NR", "cc", "bp", "bq", "jc", G->b_sj, G->b_sk);
+    sb_puts(sb, "}\n");
+  }
+  /* The loops around the blocks, for batch q. */
+  const char *bpp = G->prepacked ? "" : "float *bp, ";
+  sb_printf(sb, "static void %s_one_%s(rlyrt_object *const *args, float *o, float *ap, %sint32_t nt, int64_t q) {\n",
+            name, sfx, bpp);
+  sb_printf(sb, "  enum { NR = %d, KC = %d, MC = %d, NC = %d };\n", nr, KC, MC, NC);
+  sb_printf(sb, "  %s_job J = {args, o, ap, %s, 0, 0, 0, 0, 0, 1, 0, 0, %lld, %lld};\n", name,
+            G->prepacked ? "NULL" : "bp", (long long)gemm_ap_floats(G), (long long)gemm_bp_floats(G));
+  sb_printf(sb, "  const int64_t nic = (%lld + MC - 1) / MC;\n", m);
+  sb_puts(sb, "  {\n");
+  sb_printf(sb, "    for (int64_t jc = 0; jc < %lld; jc += NC) {\n", n);
+  sb_printf(sb, "      const int64_t nc = %lld - jc < NC ? %lld - jc : NC;\n", n, n);
+  /* Column groups: about four blocks per thread, each at least 128
+  ** columns (a multiple of every NR). One thread: one group. */
+  sb_puts(sb, "      int64_t nj = nt > 1 ? (4 * nt + nic - 1) / nic : 1, jstep = (nc + nj - 1) / nj;\n");
+  sb_puts(sb, "      jstep = jstep < 128 ? 128 : (jstep + 31) / 32 * 32;\n");
+  sb_puts(sb, "      nj = (nc + jstep - 1) / jstep;\n");
+  sb_printf(sb, "      for (int64_t pc = 0; pc < %lld; pc += KC) {\n", k);
+  sb_printf(sb, "        const int64_t kc = %lld - pc < KC ? %lld - pc : KC;\n", k, k);
+  sb_puts(sb, "        J.q = q, J.jc = jc, J.nc = nc, J.pc = pc, J.kc = kc, J.nj = nj, J.jstep = jstep;\n");
+  if (!G->prepacked) {
+    sb_puts(sb, "        const int64_t npanels = (nc + NR - 1) / NR, per = nt > 1 ? (npanels + 2 * nt - 1) / (2 * nt) : npanels;\n");
+    sb_puts(sb, "        J.pstep = per * NR;\n");
+    sb_printf(sb, "        rlyrt_parallel_for(nt, (npanels + per - 1) / per, %s_packb_%s, &J);\n", name, sfx);
+  }
+  sb_printf(sb, "        rlyrt_parallel_for(nt, nic * nj, %s_task_%s, &J);\n", name, sfx);
+  sb_puts(sb, "      }\n    }\n  }\n}\n");
+  /* Batches: at least as many as threads, each runs on one thread with its
+  ** slot's A and B buffers (one fork for the whole call). */
+  if (G->q > 1) {
+    sb_printf(sb, "static void %s_batch_%s(void *ctx, int64_t q, int32_t slot) {\n", name, sfx);
+    sb_printf(sb, "  const %s_job *J = (const %s_job *)ctx;\n", name, name);
+    sb_printf(sb, "  %s_one_%s(J->args, J->o, J->ap + slot * J->apsz, %s1, q);\n}\n", name, sfx,
+              G->prepacked ? "" : "J->bp + slot * J->bpsz, ");
+  }
+  sb_printf(sb, "static void %s_%s(rlyrt_object *const *args, float *o, float *ap, %sint32_t nt) {\n", name, sfx, bpp);
+  if (G->q > 1) {
+    sb_printf(sb, "  if (nt > 1 && %lld >= nt) {\n", (long long)G->q);
+    sb_printf(sb, "    %s_job J = {args, o, ap, %s, 0, 0, 0, 0, 0, 1, 0, 0, %lld, %lld};\n", name,
+              G->prepacked ? "NULL" : "bp", (long long)gemm_ap_floats(G), (long long)gemm_bp_floats(G));
+    sb_printf(sb, "    rlyrt_parallel_for(nt, %lld, %s_batch_%s, &J);\n    return;\n  }\n", (long long)G->q, name, sfx);
+  }
+  sb_printf(sb, "  for (int64_t q = 0; q < %lld; q++) %s_one_%s(args, o, ap, %snt, q);\n}\n", (long long)G->q, name, sfx,
+            G->prepacked ? "" : "bp, ");
+  sb_free(&en);
 }
 
 /* The portable vector type and its helpers; AVX2's horizontal sum. */
-static void put_helpers(StrBuf *sb, const char *name, const Gemm *G) {
+void gemm_put_v4(StrBuf *sb, const char *name, bool store) {
   sb_puts(sb, "#if RLYRT_ISA_MIN == 0\n");
   sb_printf(sb, "typedef float %s_v4 __attribute__((vector_size(16)));\n", name);
   sb_printf(sb, "static inline %s_v4 %s_ld4(const float *p) {\n  %s_v4 v;\n  memcpy(&v, p, sizeof v);\n  return v;\n}\n",
             name, name, name);
-  if (!G->gemv)
-    sb_printf(sb, "static inline void %s_st4(float *p, %s_v4 v) { memcpy(p, &v, sizeof v); }\n", name, name);
+  if (store) sb_printf(sb, "static inline void %s_st4(float *p, %s_v4 v) { memcpy(p, &v, sizeof v); }\n", name, name);
   sb_puts(sb, "#endif\n");
+}
+
+static void put_helpers(StrBuf *sb, const char *name, const Gemm *G) {
+  gemm_put_v4(sb, name, !G->gemv);
   if (G->gemv)
     sb_printf(sb,
               "#if RLYRT_ISA_X86 && RLYRT_ISA_MAX >= 1 && RLYRT_ISA_MIN <= 1\n"
@@ -669,14 +823,31 @@ static void put_kernel(StrBuf *sb, const char *name, const Gemm *G, const char *
             G->prepacked ? " (B packed at build time)" : "", (long long)G->q, (long long)G->m, (long long)G->n,
             (long long)G->k, G->epilogue ? ", elementwise epilogue" : "");
   lower_put_isa_preamble(sb);
+  lower_put_threads_preamble(sb);
   put_helpers(sb, name, G);
   if (G->epilogue) put_epilogue_fn(sb, name, G);
+  /* Threads: a GEMM's job (the blocks of one (q, jc, pc) step), a GEMV's
+  ** parts (ranges of output columns). */
+  if (!G->gemv)
+    sb_printf(sb, "typedef struct %s_job {\n  rlyrt_object *const *args;\n  float *o, *ap, *bp;\n"
+                  "  int64_t q, jc, nc, pc, kc, nj, jstep, pstep, apsz, bpsz;\n} %s_job;\n", name, name);
   for (size_t i = 0; i < RLY_COUNTOF(isas); i++) {
     const Isa *isa = &isas[i];
     lower_put_isa_if(sb, (int)i);
     if (G->gemv) put_gemv(sb, isa, name, G);
     else put_gemm(sb, isa, name, G);
     sb_puts(sb, "#endif\n");
+  }
+  if (G->gemv && G->par) {
+    sb_printf(sb, "typedef struct %s_job {\n  rlyrt_object *const *args;\n  float *o;\n  int64_t step;\n} %s_job;\n",
+              name, name);
+    sb_printf(sb, "static void %s_part(void *ctx, int64_t i, int32_t slot) {\n", name);
+    sb_printf(sb, "  const %s_job *J = (const %s_job *)ctx;\n  rlyrt_object *const *args = J->args;\n", name, name);
+    sb_printf(sb, "  float *o = J->o;\n  const int64_t lo = i * J->step, hi = lo + J->step < %lld ? lo + J->step : %lld;\n",
+              (long long)G->n, (long long)G->n);
+    sb_puts(sb, "  (void)slot;\n");
+    lower_put_isa_call(sb, name, "args, o, lo, hi");
+    sb_puts(sb, "}\n");
   }
   sb_printf(sb, "static rlyrt_status %s(rlyrt_object *const *args, rlyrt_object **out) {\n", name);
   sb_printf(sb, "  static const int64_t shape[%d] = {", ndim);
@@ -689,29 +860,50 @@ static void put_kernel(StrBuf *sb, const char *name, const Gemm *G, const char *
   sb_puts(sb, "  if (!t) return rlyrt_error_at(RLYRT_E_NOMEM, ");
   lower_put_cstring(sb, where ? where : "");
   sb_puts(sb, ");\n");
-  const char *bufs = "";
+  if (G->par) sb_printf(sb, "  %sint32_t nt = RLYRT_KERNEL_THREADS;\n", G->gemv ? "const " : "");
   if (!G->gemv) {
-    int64_t kc = G->k < KC ? G->k : KC;
-    int64_t mc = G->m < MC ? (G->m + MR_MAX - 1) / MR_MAX * MR_MAX : MC;
-    int64_t nc = G->n < NC ? (G->n + NR_MAX - 1) / NR_MAX * NR_MAX : NC;
+    /* A buffer for each thread's A block; one B block, shared (one each
+    ** when batches run on threads). No more threads than a fork has items:
+    ** Q batches, or row blocks by at most NC / 128 column groups. */
+    if (!G->par) {
+      sb_puts(sb, "  const int32_t nt = 1;\n");
+    } else {
+      int64_t nic = (G->m + MC - 1) / MC, most = nic * (NC / 128);
+      if (G->q > most) most = G->q;
+      if (most < RLY_MAX_THREADS_CAP) sb_printf(sb, "  if (nt > %lld) nt = %lld;\n", (long long)most, (long long)most);
+    }
+    sb_printf(sb, "  float *ap = (float *)rlyrt_alloc((size_t)nt * %lld, 64)", (long long)(gemm_ap_floats(G) * 4));
     if (G->prepacked) {
-      sb_printf(sb, "  float *ap = (float *)rlyrt_alloc(%lld, 64);\n", (long long)(mc * kc * 4));
+      sb_puts(sb, ";\n");
       sb_puts(sb, "  if (!ap) {\n    if (!*out) rlyrt_release(&t->obj);\n    return rlyrt_error_at(RLYRT_E_NOMEM, ");
     } else {
-      sb_printf(sb, "  float *ap = (float *)rlyrt_alloc(%lld, 64), *bp = ap ? (float *)rlyrt_alloc(%lld, 64) : NULL;\n",
-                (long long)(mc * kc * 4), (long long)(nc * kc * 4));
+      /* batches split over threads: one B block per thread too */
+      if (G->q > 1)
+        sb_printf(sb, ", *bp = ap ? (float *)rlyrt_alloc((size_t)nt * %lld, 64) : NULL;\n", (long long)(gemm_bp_floats(G) * 4));
+      else
+        sb_printf(sb, ", *bp = ap ? (float *)rlyrt_alloc(%lld, 64) : NULL;\n", (long long)(gemm_bp_floats(G) * 4));
       sb_puts(sb, "  if (!bp) {\n    rlyrt_free(ap);\n    if (!*out) rlyrt_release(&t->obj);\n"
                   "    return rlyrt_error_at(RLYRT_E_NOMEM, ");
     }
     lower_put_cstring(sb, where ? where : "");
     sb_puts(sb, ");\n  }\n");
-    bufs = G->prepacked ? ", ap" : ", ap, bp";
   }
   sb_puts(sb, "  float *o = (float *)t->dl.data;\n");
-  char call_args[32];
-  snprintf(call_args, sizeof call_args, "args, o%s", bufs);
-  lower_put_isa_call(sb, name, call_args);
-  if (!G->gemv) sb_puts(sb, G->prepacked ? "  rlyrt_free(ap);\n" : "  rlyrt_free(bp);\n  rlyrt_free(ap);\n");
+  if (!G->gemv) {
+    lower_put_isa_call(sb, name, G->prepacked ? "args, o, ap, nt" : "args, o, ap, bp, nt");
+    sb_puts(sb, G->prepacked ? "  rlyrt_free(ap);\n" : "  rlyrt_free(bp);\n  rlyrt_free(ap);\n");
+  } else if (G->par) {
+    /* Four parts per thread, each a multiple of 16 columns. */
+    sb_puts(sb, "  if (nt > 1) {\n");
+    sb_printf(sb, "    const int64_t step = ((%lld + 4 * nt - 1) / (4 * nt) + 15) / 16 * 16;\n", (long long)G->n);
+    sb_printf(sb, "    %s_job J = {args, o, step};\n", name);
+    sb_printf(sb, "    rlyrt_parallel_for(nt, (%lld + step - 1) / step, %s_part, &J);\n", (long long)G->n, name);
+    sb_printf(sb, "  } else {\n    const int64_t lo = 0, hi = %lld;\n", (long long)G->n);
+    lower_put_isa_call(sb, name, "args, o, lo, hi");
+    sb_puts(sb, "  }\n");
+  } else {
+    lower_put_isa_call(sb, name, "args, o");
+  }
   sb_puts(sb, "  *out = &t->obj;\n  return RLYRT_OK;\n}\n");
 }
 
@@ -753,6 +945,7 @@ bool lower_loops_prepacked(StrBuf *out, const char *name, const Expr *fn, const 
                            LowerPrepack *p) {
   memset(p, 0, sizeof *p);
   p->param = -1;
+  if (conv_lower_prepacked(out, name, fn, where, is_const, p)) return true;
   Group *g = rly_xcalloc(1, sizeof *g);
   Gemm G;
   int anchor = -1;
@@ -785,7 +978,7 @@ bool lower_loops_prepacked(StrBuf *out, const char *name, const Expr *fn, const 
 }
 
 void *lower_prepack(const LowerPrepack *p, const void *b, size_t *nbytes) {
-  const int64_t pw = LOWER_PACK_NR, np = (p->n + pw - 1) / pw;
+  const int64_t pw = p->pw ? p->pw : LOWER_PACK_NR, np = (p->n + pw - 1) / pw;
   size_t n = (size_t)(p->q * np * p->k * pw);
   float *d = rly_xmalloc(n ? n * sizeof *d : 1);
   const float *s = b;

@@ -6,7 +6,8 @@
 ** fastmath.c holds the float32 exp, tanh and sigmoid they call; select.c
 ** emits take with a scalar index and split;
 ** gemm.c emits nn.dense and nn.batch_matmul on float32 (GEMV and packed
-** GEMM, one version per vector ISA); schedules.def says which schedule
+** GEMM, one version per vector ISA); conv.c emits nn.conv2d on float32
+** (depthwise, and GEMMs on gemm.c's micro-kernel); schedules.def says which schedule
 ** takes which group. */
 #ifndef RLY_LOWER_KERNEL_H
 #define RLY_LOWER_KERNEL_H
@@ -64,6 +65,27 @@ void lower_put_bound(StrBuf *sb, const char *name, DType t, double v);
 void lower_put_double(StrBuf *sb, double v);
 /* s as a C string literal. */
 void lower_put_cstring(StrBuf *sb, const char *s);
+
+/* {==== Threads (loops.c) ====}
+** A kernel with enough work splits it with rlyrt_parallel_for over
+** RLYRT_KERNEL_THREADS threads (the module's count, which the generated
+** file defines; 1 where it does not, as in the kernel tests), into parts
+** that each compute whole outputs, so the bits do not depend on the count.
+** Below these sizes a kernel is emitted as if there were no threads: the
+** parts would cost more (waking a thread takes some microseconds) than
+** they save. */
+enum {
+  LOWER_PAR_MIN_ELEMS = 1 << 16,  /* elementwise chains: elements of the result */
+  LOWER_PAR_MIN_FLOPS = 1 << 21,  /* GEMM and GEMV: 2 * M * N * K */
+  LOWER_PAR_MIN_READ = 1 << 17,   /* reductions and softmax: elements read */
+};
+/* Whether work (in the unit of min) is enough to split: work >= min, or
+** always when the environment has RLY_SPLIT_ALL=1 (a test hook: every
+** kernel that can split gets the parallel code, so small test programs
+** run it at any thread count). */
+bool lower_par_worth(double work, double min);
+/* The fallback definition of RLYRT_KERNEL_THREADS (harmless when repeated). */
+void lower_put_threads_preamble(StrBuf *sb);
 
 /* {==== float32 exp, tanh, sigmoid that vectorize (fastmath.c) ====} */
 
@@ -184,6 +206,51 @@ const char *lower_isa_suffix(int i);
 const char *lower_isa_target(int i);
 void lower_put_isa_if(StrBuf *sb, int i);
 void lower_put_isa_call(StrBuf *sb, const char *fn, const char *args);
+/* Pieces of the packed GEMM that conv.c's loop nests share (gemm.c). The
+** lanes W and register tile MR x NR of ISA version i. */
+void gemm_isa_tile(int i, int *w, int *mr, int *nr);
+/* A vector operation of ISA version i as text (the portable version's
+** need the kernel's NAME_v4 helpers, gemm_put_v4): the vector type, zero,
+** a load from pointer a, a store of b to pointer a, a * b + c, a float
+** lvalue a broadcast. */
+typedef enum GemmVop { GV_TYPE, GV_ZERO, GV_LOAD, GV_STORE, GV_FMA, GV_BCAST } GemmVop;
+void gemm_put_vop(StrBuf *sb, int i, const char *name, GemmVop op, const char *a, const char *b, const char *c);
+/* The portable version's vector type NAME_v4 and its load NAME_ld4 (and,
+** when store, NAME_st4), under #if RLYRT_ISA_MIN == 0. */
+void gemm_put_v4(StrBuf *sb, const char *name, bool store);
+/* The MR x NR micro-kernel of ISA version i, at indentation ind: the
+** accumulators, the loop over l < kc of a broadcast of pa[l * A_STEP + r]
+** per row and loads of pb + l * B_STEP per NR/W vectors, then the tile
+** stored to ct (rows ldc floats apart): added to it when pc != 0, the
+** part inside mc - ir rows and nc - jr columns only (an edge tile through
+** a buffer). Needs in scope: the enums MR, NR; pa, pb, ct; kc, pc, mc, ir,
+** nc, jr. Leaves `mr` and `nr` (the tile's valid size) declared. */
+void gemm_put_tile(StrBuf *sb, int i, const char *name, int ind, const char *a_step, const char *b_step, int64_t ldc);
+/* The epilogue ew on a tile as the function NAME_epi(c, leaf pointers, q,
+** i0, i1, j0, j1): rows [i0, i1) and columns [j0, j1) of C (rows ldc apart,
+** c at batch q); leaf k is read at q * l_sq[k] + ei * l_si[k] + ej * l_sj[k]. */
+void gemm_put_epilogue_fn(StrBuf *sb, const char *name, const Ewise *ew, const int64_t *l_sq, const int64_t *l_si,
+                          const int64_t *l_sj, int64_t ldc);
+/* Its call (needs c, q and the leaf pointers in scope). */
+void gemm_put_epilogue_call(StrBuf *sb, const char *name, const Ewise *ew, int indent, const char *i0, const char *i1,
+                            const char *j0, const char *j1);
+
+/* {==== Convolutions (conv.c) ====} */
+
+/* nn.conv2d on float32 (node `anchor` of g, data and weight parameters;
+** NCHW, OIHW, static shapes), with the group's other live nodes as an
+** elementwise epilogue; false (appending nothing) when it does not apply. */
+bool conv_lower(StrBuf *out, const char *name, const Group *g, int anchor, const char *where);
+/* lower_loops_prepacked for a group whose anchor is nn.conv2d with a
+** constant filter read by nothing else (lower.h); false otherwise. */
+typedef struct LowerPrepack LowerPrepack;
+bool conv_lower_prepacked(StrBuf *out, const char *name, const Expr *fn, const char *where, const bool *is_const,
+                          LowerPrepack *p);
+
+/* 2-D max and average pooling, global and to 1x1 (pool.c): the group's
+** result node when it is the group's only call, float32 NCHW; false
+** (appending nothing) otherwise. */
+bool pool_lower(StrBuf *out, const char *name, const Group *g, const char *where);
 
 /* {==== Softmax and reductions (reduce.c) ====} */
 

@@ -196,6 +196,15 @@ static bool invariant(const Plan *p, int k) {
 
 /* s as a C string literal: printable ASCII as is except " \ ? (no
 ** trigraphs), everything else as three-digit octal escapes. */
+bool lower_par_worth(double work, double min) {
+  const char *all = getenv("RLY_SPLIT_ALL");
+  return work >= min || (all && strcmp(all, "1") == 0);
+}
+
+void lower_put_threads_preamble(StrBuf *sb) {
+  sb_puts(sb, "#ifndef RLYRT_KERNEL_THREADS\n#define RLYRT_KERNEL_THREADS 1\n#endif\n");
+}
+
 void lower_put_cstring(StrBuf *sb, const char *s) {
   sb_putc(sb, '"');
   for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
@@ -549,7 +558,7 @@ static bool schedule_group(StrBuf *out, const char *name, const Group *g, const 
     nlive++;
     OpId id = g->nodes[i].op->id;
     if (id == OP_DENSE || id == OP_BATCH_MATMUL || id == OP_SOFTMAX || id == OP_FAST_SOFTMAX || id == OP_LOG_SOFTMAX ||
-        id == OP_SUM || id == OP_MEAN || id == OP_MAX || id == OP_MIN) {
+        id == OP_SUM || id == OP_MEAN || id == OP_MAX || id == OP_MIN || id == OP_CONV2D) {
       if (anchor >= 0) return false;
       anchor = i;
     }
@@ -557,9 +566,11 @@ static bool schedule_group(StrBuf *out, const char *name, const Group *g, const 
   if (anchor >= 0) {
     OpId id = g->nodes[anchor].op->id;
     if (id == OP_DENSE || id == OP_BATCH_MATMUL) return gemm_lower(out, name, g, anchor, where);
+    if (id == OP_CONV2D) return conv_lower(out, name, g, anchor, where);
     if (id == OP_SUM || id == OP_MEAN || id == OP_MAX || id == OP_MIN) return reduce_lower(out, name, g, anchor, where);
     return softmax_lower(out, name, g, anchor, where);
   }
+  if (nlive == 1 && pool_lower(out, name, g, where)) return true;
   return (nlive > 1 || single_fast(g)) && ew_lower(out, name, g, where);
 }
 

@@ -61,7 +61,8 @@ bool lower_reference(Lowering *L, StrBuf *decls, StrBuf *out, const char *name, 
 
 /* GEMM weights packed at build time (lower/gemm.c). A kernel call whose
 ** arguments is_const[i] are constants of the module (fn has nparams
-** parameters): when fn is a packed GEMM (float32 dense or batch_matmul
+** parameters): when fn is a float32 nn.conv2d GEMM whose filter is one of
+** them (lower/conv.c), or a packed GEMM (float32 dense or batch_matmul
 ** with more than the GEMV's rows) whose B operand is one of them and is
 ** read by nothing else in fn, appends a kernel that reads B already packed
 ** (panels LOWER_PACK_NR columns wide over the whole reduction, zero-padded
@@ -73,11 +74,14 @@ typedef struct LowerPrepack {
   int param;                /* the argument read packed; -1: none */
   int64_t q, k, n;          /* B's batches (1 when broadcast), reduction, columns */
   int64_t b_sq, b_sk, b_sj; /* element strides: B(q, l, j) = data[q * b_sq + l * b_sk + j * b_sj] */
+  int64_t pw;               /* the panels' width; 0: LOWER_PACK_NR */
 } LowerPrepack;
 bool lower_loops_prepacked(StrBuf *out, const char *name, const Expr *fn, const char *where, const bool *is_const,
                            LowerPrepack *p);
 /* The bytes of B (float32, the constant's data) packed as p says:
-** float[q][ceil(n / 32)][k][32], malloc'ed, *nbytes long. */
+** float[q][ceil(n / PW)][k][PW] (PW: p->pw or 32), malloc'ed, *nbytes
+** long. A conv2d's filter (lower/conv.c) is packed the same way as the B
+** of W's transpose per group, in panels of 12 filters. */
 void *lower_prepack(const LowerPrepack *p, const void *b, size_t *nbytes);
 
 /* Scalars. When fn's operands and result are 0-d tensors that

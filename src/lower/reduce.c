@@ -173,14 +173,33 @@ static void put_flat_index(StrBuf *sb, const Type *tx, int from, int to) {
 }
 
 /* `for (int64_t iD = 0; iD < N; iD++)` for the dims d in [from, to) of
-** size > 1 whose mask is `which` (mask NULL: all); *indent grows. */
-static void put_dim_loops(StrBuf *sb, const Type *tx, int from, int to, const bool *mask, bool which, int *indent) {
+** size > 1 whose mask is `which` (mask NULL: all); *indent grows. The
+** loop of dim split (-1: none) runs over [lo, hi) only: one thread's part. */
+static void put_dim_loops(StrBuf *sb, const Type *tx, int from, int to, const bool *mask, bool which, int *indent,
+                          int split) {
   for (int d = from; d < to; d++) {
     if (tx->u.tensor.shape[d] == 1 || (mask && mask[d] != which)) continue;
-    sb_printf(sb, "%*sfor (int64_t i%d = 0; i%d < %lld; i%d++)\n", *indent, "", d, d,
-              (long long)tx->u.tensor.shape[d], d);
+    if (d == split)
+      sb_printf(sb, "%*sfor (int64_t i%d = lo; i%d < hi; i%d++)\n", *indent, "", d, d, d);
+    else
+      sb_printf(sb, "%*sfor (int64_t i%d = 0; i%d < %lld; i%d++)\n", *indent, "", d, d,
+                (long long)tx->u.tensor.shape[d], d);
     *indent += 2;
   }
+}
+
+/* Threads: the outermost dim of size > 1 among the first `to` dims of tx
+** whose mask is `which` (mask NULL: any), when the reduction or softmax
+** reads enough elements to split its outer positions over threads; -1
+** otherwise. Each output is then computed by one thread, in the order of
+** one thread: the same bits. */
+static int split_dim(const Type *tx, int to, const bool *mask, bool which) {
+  int64_t n = 1;
+  for (int d = 0; d < tx->u.tensor.ndim; d++) n *= tx->u.tensor.shape[d];
+  if (!lower_par_worth((double)n, LOWER_PAR_MIN_READ)) return -1;
+  for (int d = 0; d < to; d++)
+    if (tx->u.tensor.shape[d] > 1 && (!mask || mask[d] == which)) return d;
+  return -1;
 }
 
 /* The lanes over n positions: blocks of W lanes, then the rest, each lane
@@ -216,7 +235,7 @@ static void put_lanes_fold(StrBuf *sb, int indent, const char *acc, int w, const
 ** function NAME_run(float *restrict o, PARAMS), one version per ISA when
 ** versions (the same text, each compiled for its ISA). */
 static void put_run_functions(StrBuf *sb, const char *name, const Prologue *P, const char *pre, const char *body,
-                              bool versions) {
+                              bool versions, bool par) {
   if (versions) lower_put_isa_preamble(sb);
   for (int i = 0; i < (versions ? lower_isa_count() : 1); i++) {
     if (versions) {
@@ -228,7 +247,7 @@ static void put_run_functions(StrBuf *sb, const char *name, const Prologue *P, c
     }
     if (P) ew_put_pointer_list(sb, &P->ew, EW_PTR_PARAMS);
     else sb_puts(sb, ", const float *restrict x");
-    sb_puts(sb, ") {\n");
+    sb_puts(sb, par ? ", int64_t lo, int64_t hi) {\n" : ") {\n");
     if (P) ew_put_bounds(sb, &P->ew);
     sb_puts(sb, pre);
     sb_puts(sb, body);
@@ -237,12 +256,14 @@ static void put_run_functions(StrBuf *sb, const char *name, const Prologue *P, c
   }
 }
 
-/* The call of NAME_run (the best version) on the result and the inputs. */
-static void put_run_call(StrBuf *sb, const char *name, const Prologue *P, int p, bool versions) {
+/* The call of NAME_run (the best version) on the result and the inputs
+** (and, with par, the part [lo, hi) of the split dim). */
+static void put_run_call(StrBuf *sb, const char *name, const Prologue *P, int p, bool versions, bool par) {
   StrBuf args = {0}, fn = {0};
   sb_puts(&args, "o");
   if (P) ew_put_pointer_list(&args, &P->ew, EW_PTR_ARGS);
   else sb_printf(&args, ", (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data", p);
+  if (par) sb_puts(&args, ", lo, hi");
   sb_printf(&fn, "%s_run", name);
   if (versions) lower_put_isa_call(sb, sb_str(&fn), sb_str(&args));
   else sb_printf(sb, "  %s(%s);\n", sb_str(&fn), sb_str(&args));
@@ -250,17 +271,48 @@ static void put_run_call(StrBuf *sb, const char *name, const Prologue *P, int p,
   sb_free(&fn);
 }
 
+/* The run of NAME_run over the whole result: split over threads when
+** split >= 0 (parts of dim split of tx, NAME_part), else one call. */
+static void put_run(StrBuf *sb, const char *name, const Prologue *P, int p, bool versions, const Type *tx, int split) {
+  if (split < 0) {
+    put_run_call(sb, name, P, p, versions, false);
+    return;
+  }
+  long long n0 = (long long)tx->u.tensor.shape[split];
+  sb_puts(sb, "  const int32_t nt = RLYRT_KERNEL_THREADS;\n  if (nt > 1) {\n");
+  sb_printf(sb, "    %s_job J = {args, o, (%lld + 4 * nt - 1) / (4 * nt)};\n", name, n0);
+  sb_printf(sb, "    rlyrt_parallel_for(nt, (%lld + J.step - 1) / J.step, %s_part, &J);\n", n0, name);
+  sb_printf(sb, "  } else {\n    const int64_t lo = 0, hi = %lld;\n", n0);
+  put_run_call(sb, name, P, p, versions, true);
+  sb_puts(sb, "  }\n");
+}
+
+/* NAME_job and NAME_part: positions [i * step, (i + 1) * step) of dim split. */
+static void put_part(StrBuf *sb, const char *name, const Prologue *P, int p, bool versions, const Type *tx, int split) {
+  long long n0 = (long long)tx->u.tensor.shape[split];
+  lower_put_threads_preamble(sb);
+  sb_printf(sb, "typedef struct %s_job {\n  rlyrt_object *const *args;\n  float *o;\n  int64_t step;\n} %s_job;\n", name,
+            name);
+  sb_printf(sb, "static void %s_part(void *ctx, int64_t i, int32_t slot) {\n", name);
+  sb_printf(sb, "  const %s_job *J = (const %s_job *)ctx;\n  rlyrt_object *const *args = J->args;\n", name, name);
+  sb_printf(sb, "  float *o = J->o;\n  const int64_t lo = i * J->step, hi = lo + J->step < %lld ? lo + J->step : %lld;\n",
+            n0, n0);
+  sb_puts(sb, "  (void)slot;\n");
+  put_run_call(sb, name, P, p, versions, true);
+  sb_puts(sb, "}\n");
+}
+
 /* {==== Softmax ====} */
 
 /* The float32 softmax loops: outer positions (dims before the axis), the
 ** chain computed into the block when there is one, then the passes over
 ** the row (inner 1: lanes along it) or over W inner positions at a time. */
-static void put_softmax32(StrBuf *sb, const Prologue *P, const Type *tx, int axis, bool logsm) {
+static void put_softmax32(StrBuf *sb, const Prologue *P, const Type *tx, int axis, bool logsm, int split) {
   int nd = tx->u.tensor.ndim;
   int64_t dim = tx->u.tensor.shape[axis], inner = 1;
   for (int d = axis + 1; d < nd; d++) inner *= tx->u.tensor.shape[d];
   int indent = 2;
-  put_dim_loops(sb, tx, 0, axis, NULL, true, &indent);
+  put_dim_loops(sb, tx, 0, axis, NULL, true, &indent, split);
   sb_printf(sb, "%*s{\n", indent, "");
   indent += 2;
   StrBuf base = {0};
@@ -271,7 +323,7 @@ static void put_softmax32(StrBuf *sb, const Prologue *P, const Type *tx, int axi
     int in = indent;
     sb_printf(sb, "%*s{\n", in, "");
     in += 2;
-    put_dim_loops(sb, tx, axis, nd, NULL, true, &in);
+    put_dim_loops(sb, tx, axis, nd, NULL, true, &in, -1);
     sb_printf(sb, "%*s{\n", in, "");
     put_chain_store(sb, P, tx, "o", sb_str(&all), in + 2);
     sb_printf(sb, "%*s}\n%*s}\n", in, "", indent, "");
@@ -411,12 +463,14 @@ static bool softmax_emit(StrBuf *sb, const char *name, const Group *g, int ancho
   bool logsm = a->op->id == OP_LOG_SOFTMAX, f32 = dt.bits == 32;
   bool versions = f32 && outer * dim * inner >= 16;
   const char *ct = lower_elem_ctype(dt);
+  int split = f32 ? split_dim(tx, (int)axis, NULL, true) : -1;
   if (f32) {
     StrBuf body = {0};
-    put_softmax32(&body, P, tx, (int)axis, logsm);
+    put_softmax32(&body, P, tx, (int)axis, logsm, split);
     sb_printf(sb, "/* %s%s%s: softmax rows float32, vector lanes */\n", P ? "an elementwise chain and " : "",
               a->op->name, epilogue ? " and an elementwise epilogue" : "");
-    put_run_functions(sb, name, P, "", sb_str(&body), versions);
+    put_run_functions(sb, name, P, "", sb_str(&body), versions, split >= 0);
+    if (split >= 0) put_part(sb, name, P, p, versions, tx, split);
     sb_free(&body);
   } else {
     sb_printf(sb, "/* %s%s: softmax rows in double, as the reference kernel */\n", a->op->name,
@@ -434,7 +488,7 @@ static bool softmax_emit(StrBuf *sb, const char *name, const Group *g, int ancho
   lower_put_cstring(sb, where ? where : "");
   sb_puts(sb, ");\n");
   sb_printf(sb, "  %s *restrict o = (%s *)t->dl.data;\n", ct, ct);
-  if (f32) put_run_call(sb, name, P, p, versions);
+  if (f32) put_run(sb, name, P, p, versions, tx, split);
   else put_softmax64(sb, p, outer, dim, inner, logsm);
   if (epilogue) {
     ew_put_bounds(sb, &ew);
@@ -492,7 +546,7 @@ static bool reduce_emit(StrBuf *sb, const char *name, const Group *g, int anchor
 ** one); kept, the result's row along it is the accumulator, every reduced
 ** position folded into it in order. */
 static void put_reduce32(StrBuf *sb, const Prologue *P, const Type *tx, const bool *mask, int L, OpId op,
-                         int64_t count) {
+                         int64_t count, int split) {
   int nd = tx->u.tensor.ndim;
   int64_t nl = tx->u.tensor.shape[L];
   bool fold = op == OP_MAX || op == OP_MIN;
@@ -506,16 +560,23 @@ static void put_reduce32(StrBuf *sb, const Prologue *P, const Type *tx, const bo
   }
   StrBuf idx = {0};
   put_flat_index(&idx, tx, 0, nd);
-  sb_puts(sb, "  int64_t oi = 0;\n");
+  if (split >= 0) { /* the outputs before the part: its first position's */
+    int64_t after = 1;
+    for (int d = split + 1; d < nd; d++)
+      if (!mask[d]) after *= tx->u.tensor.shape[d];
+    sb_printf(sb, "  int64_t oi = lo * %lld;\n", (long long)after);
+  } else {
+    sb_puts(sb, "  int64_t oi = 0;\n");
+  }
   int indent = 2;
   if (mask[L]) {
-    put_dim_loops(sb, tx, 0, nd, mask, false, &indent);
+    put_dim_loops(sb, tx, 0, nd, mask, false, &indent, split);
     sb_printf(sb, "%*s{\n", indent, "");
     int I = indent + 2;
     put_lanes_decl(sb, I, "acc", LANES, init);
     if (fold) put_lanes_decl(sb, I, "chk", LANES, "0");
     int J = I;
-    put_dim_loops(sb, tx, 0, L, mask, true, &J);
+    put_dim_loops(sb, tx, 0, L, mask, true, &J, -1);
     sb_printf(sb, "%*s{\n", J, "");
     StrBuf body = {0}, opnd = {0};
     char iL[16];
@@ -538,7 +599,7 @@ static void put_reduce32(StrBuf *sb, const Prologue *P, const Type *tx, const bo
       sb_printf(sb, "%*sif (chk[0] != 0) {\n", I, "");
       sb_printf(sb, "%*sacc[0] = %s;\n", I + 2, "", init);
       int K = I + 2;
-      put_dim_loops(sb, tx, 0, nd, mask, true, &K);
+      put_dim_loops(sb, tx, 0, nd, mask, true, &K, -1);
       sb_printf(sb, "%*s{\n", K, "");
       put_operand32(sb, P, tx, sb_str(&idx), K + 2);
       sb_printf(sb, "%*sacc[0] = ", K + 2, "");
@@ -549,14 +610,14 @@ static void put_reduce32(StrBuf *sb, const Prologue *P, const Type *tx, const bo
     else sb_printf(sb, "%*so[oi++] = acc[0];\n", I, "");
     sb_printf(sb, "%*s}\n", indent, "");
   } else {
-    put_dim_loops(sb, tx, 0, L, mask, false, &indent);
+    put_dim_loops(sb, tx, 0, L, mask, false, &indent, split);
     sb_printf(sb, "%*s{\n", indent, "");
     int I = indent + 2;
     sb_printf(sb, "%*sfloat *orow = o + oi;\n", I, "");
     sb_printf(sb, "%*sfor (int64_t i%d = 0; i%d < %lld; i%d++) orow[i%d] = %s;\n", I, "", L, L, (long long)nl, L, L,
               init);
     int J = I;
-    put_dim_loops(sb, tx, 0, nd, mask, true, &J);
+    put_dim_loops(sb, tx, 0, nd, mask, true, &J, -1);
     sb_printf(sb, "%*sfor (int64_t i%d = 0; i%d < %lld; i%d++) {\n", J, "", L, L, (long long)nl, L);
     put_operand32(sb, P, tx, sb_str(&idx), J + 2);
     char at[32];
@@ -580,11 +641,14 @@ static bool reduce_emit32(StrBuf *sb, const char *name, const GNode *a, const Pr
   int64_t numel = count;
   for (int d = 0; d < rdim; d++) numel *= tr->u.tensor.shape[d];
   bool versions = numel >= 16;
+  /* Threads: the outermost kept dim (before L when L is kept). */
+  int split = split_dim(tx, mask[L] ? tx->u.tensor.ndim : L, mask, false);
   StrBuf body = {0};
-  put_reduce32(&body, P, tx, mask, L, a->op->id, count);
+  put_reduce32(&body, P, tx, mask, L, a->op->id, count, split);
   sb_printf(sb, "/* %s%s%s: reduction float32, vector lanes */\n", P ? "an elementwise chain and " : "",
             a->op->name, ew ? " and an elementwise epilogue" : "");
-  put_run_functions(sb, name, P, "", sb_str(&body), versions);
+  put_run_functions(sb, name, P, "", sb_str(&body), versions, split >= 0);
+  if (split >= 0) put_part(sb, name, P, p, versions, tx, split);
   sb_free(&body);
   sb_printf(sb, "static rlyrt_status %s(rlyrt_object *const *args, rlyrt_object **out) {\n", name);
   if (rdim) {
@@ -600,7 +664,7 @@ static bool reduce_emit32(StrBuf *sb, const char *name, const GNode *a, const Pr
   lower_put_cstring(sb, where ? where : "");
   sb_puts(sb, ");\n");
   sb_puts(sb, "  float *restrict o = (float *)t->dl.data;\n");
-  put_run_call(sb, name, P, p, versions);
+  put_run(sb, name, P, p, versions, tx, split);
   if (ew) {
     ew_put_bounds(sb, ew);
     ew_put_loops(sb, ew, 2);

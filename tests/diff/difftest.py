@@ -44,6 +44,7 @@ class Tools:
         self.npycmp = os.path.abspath(args.npycmp)
         self.cc = args.cc
         self.cflags = args.cflags
+        self.threads = args.threads
         self.levels = args.levels.split(',')
         self.rtol = args.rtol
         self.atol = args.atol
@@ -139,6 +140,8 @@ class Runner:
             cmd += ['--cc', self.t.cc]
         if self.t.cflags:
             cmd += ['--cflags', self.t.cflags]
+        if self.t.threads:
+            cmd += ['--threads', self.t.threads]
         rc, out, err = run(cmd, max(120, self.t.timeout * 4))
         if rc is None:
             return None, ('timeout', 'relayc build: ' + err)
@@ -460,6 +463,8 @@ def main():
     ap.add_argument('--npycmp', required=True)
     ap.add_argument('--cc', default=None, help='the C compiler (relayc build --cc)')
     ap.add_argument('--cflags', default=None, help='more C compiler flags (relayc build --cflags), e.g. sanitizers')
+    ap.add_argument('--threads', default=None, help='the kernels\' thread count (relayc build --threads); with '
+                    'RLY_SPLIT_ALL=1 in the environment every kernel that can split does')
     ap.add_argument('--levels', default='O0,O2,O3')
     ap.add_argument('--rtol', default='1e-5')
     ap.add_argument('--atol', default='1e-6')

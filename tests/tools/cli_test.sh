@@ -61,7 +61,8 @@ expect 2 "cannot tell the kind of output" "$relayc" build $lf -o "$tmp/x.bin"
 expect 2 "--emit needs so, a, obj or c" "$relayc" build $lf -o "$tmp/x.so" --emit dll
 expect 2 "--name needs a C identifier" "$relayc" build $lf -o "$tmp/x.so" --name 9lives
 expect 2 "--name needs a C identifier" "$relayc" build $lf -o "$tmp/x.so" --name rlyrt_x
-expect 2 "unknown option '--threads'" "$relayc" build $lf -o "$tmp/x.so" --threads 4
+expect 2 "unknown option '--jobs'" "$relayc" build $lf -o "$tmp/x.so" --jobs 4
+expect 2 "--threads needs a count from 0 .one per CPU. to 256, not '4x'" "$relayc" build $lf -o "$tmp/x.so" --threads 4x
 expect 1 "unknown operator" "$relayc" build errors/unknown_op.relay -o "$tmp/x.so"
 expect 1 "cannot run 'no-such-cc'" "$relayc" build $lf -o "$tmp/x.so" --cc no-such-cc
 expect 1 "the C compiler failed with exit status 1:" "$relayc" build $lf -o "$tmp/x.so" --cflags "-DX -include /no/such/header.h"

@@ -241,6 +241,7 @@ static void test_build_summary(void) {
            "relayc %s\n"
            "target: baseline x86-64; GEMV/GEMM kernels pick AVX-512, AVX2+FMA or portable code at run time\n"
            "optimisation: -O2, fusion on, profiling off\n"
+           "threads: 1 (rlyrt_module_set_threads changes it)\n"
            "kernels: 1 (1 elementwise chain)\n",
            rly_version());
   CHECK_STR(rly_build_summary(c), want);
@@ -257,7 +258,8 @@ static void test_build_summary(void) {
   /* -O0: no fusion, a kernel per call, each a loop of its own. */
   CHECK_EQ(rly_set_opt_level(c, 0), 0);
   CHECK_EQ(rly_compile(c), 0);
-  CHECK(contains(rly_build_summary(c), "optimisation: -O0, fusion off, profiling off\nkernels: 2 (2 elementwise loop)\n"));
+  CHECK(contains(rly_build_summary(c), "optimisation: -O0, fusion off, profiling off\nthreads: 1 (rlyrt_module_set_threads changes it)\n"
+                                       "kernels: 2 (2 elementwise loop)\n"));
   /* Fusion off at -O2. */
   CHECK_EQ(rly_set_opt_level(c, 2), 0);
   rly_set_fuse(c, 0);
@@ -313,6 +315,29 @@ static void test_profile(void) {
   rly_compiler_free(c);
 }
 
+/* --threads: the module's default count in RC_threads, its setter in the
+** description, the summary; counts outside 0..RLY_MAX_THREADS refused. */
+static void test_threads(void) {
+  rly_compiler *c = with_text("good.relay", good);
+  CHECK_EQ(rly_set_name(c, "tiny"), 0);
+  CHECK_EQ(rly_compile(c), 0);
+  const char *ctext = rly_c_text(c, NULL);
+  CHECK(contains(ctext, "static int32_t RC_threads = 1;\n"));
+  CHECK(contains(ctext, "rlyrt_last_error, rlyrt_set_allocator, RC_set_threads};"));
+  CHECK(!contains(ctext, "rlyrt_parallel_for")); /* a tiny kernel never splits */
+  CHECK_EQ(rly_set_threads(c, 3), 0);
+  CHECK_EQ(rly_compile(c), 0);
+  CHECK(contains(rly_c_text(c, NULL), "static int32_t RC_threads = 3;\n"));
+  CHECK(contains(rly_build_summary(c), "threads: 3 (rlyrt_module_set_threads changes it)\n"));
+  CHECK_EQ(rly_set_threads(c, -1), -1);
+  CHECK_EQ(rly_set_threads(c, RLY_MAX_THREADS + 1), -1);
+  CHECK_EQ(rly_set_threads(c, 0), 0);
+  CHECK_EQ(rly_compile(c), 0);
+  CHECK(contains(rly_c_text(c, NULL), "static int32_t RC_threads = 0;\n"));
+  CHECK(contains(rly_build_summary(c), "threads: one per CPU"));
+  rly_compiler_free(c);
+}
+
 /* --target native: the C records its extensions from the compiler's own
 ** macros and checks the CPU (in code built for baseline x86-64) before
 ** handing out the module or running an entry point. */
@@ -345,6 +370,7 @@ static void test_native(void) {
 int main(void) {
   test_build_summary();
   test_profile();
+  test_threads();
   test_native();
   test_good_module();
   test_default_name_and_options();

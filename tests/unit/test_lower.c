@@ -182,6 +182,12 @@ static int64_t reduction_len(const Expr *e) {
     for (int d = 0; d < t->u.tensor.ndim; d++) nout *= t->u.tensor.shape[d];
     here = nout ? nin / nout : 0;
   }
+  /* float32 conv2d (lower/conv.c) too: C / groups * KH * KW per output */
+  if (strcmp(op, "nn.conv2d") == 0 && e->u.call.nargs == 2) {
+    const Type *w = e->u.call.args[1]->type;
+    here = 1;
+    for (int d = 1; d < w->u.tensor.ndim; d++) here *= w->u.tensor.shape[d];
+  }
   if (strcmp(op, "nn.batch_matmul") == 0) {
     const Attrs *at = e->u.call.attrs;
     int f = at && at->cls ? attrs_class_field(at->cls, "transpose_a", 11) : -1;

@@ -107,7 +107,8 @@ static const char usage_fmt[] =
 static const char usage_build[] =
     "usage: relayc build FILE... -o OUT [--emit so|a|obj|c] [--name NAME] [-O0..3|-Os] [--no-fuse]\n"
     "                    [--cc CC] [--cflags \"FLAGS\"] [--target TRIPLE|native]\n"
-    "                    [--keep-source DIR] [--params FILE.params] [--profile] [--stats] [-v]\n"
+    "                    [--keep-source DIR] [--params FILE.params] [--profile] [--stats]\n"
+    "                    [--threads N] [-v]\n"
     "\n"
     "Compiles the module to C and builds it with the system C compiler: every Relay\n"
     "function becomes a C function, every group of fused operator calls a kernel\n"
@@ -144,6 +145,12 @@ static const char usage_build[] =
     "  --params FILE      bind @main's parameters to a .params file\n"
     "  --profile          time every kernel ('relayc run --profile' prints where\n"
     "                     the time went); without it the C has no timing code\n"
+    "  --threads N        the module's default kernel thread count (default 1:\n"
+    "                     no thread is started; 0: one per CPU the program may\n"
+    "                     run on). Large GEMMs, GEMVs, elementwise loops and\n"
+    "                     reductions split their work over N threads, with the\n"
+    "                     same results for any N; 'relayc run --threads' and\n"
+    "                     rlyrt_module_set_threads change it\n"
     "  --stats            print on stdout the fused groups, each kernel's\n"
     "                     operators, result shape and schedule, the workspace\n"
     "                     sizes, the constants' bytes and the time of each phase\n"
@@ -163,6 +170,7 @@ static const char usage_run[] =
     "usage: relayc run MODEL... [--interp] [--function NAME] [--input NAME=FILE.npy ...]\n"
     "                  [--output FILE.npy|DIR] [--repeat N] [--params FILE.params]\n"
     "                  [-O0..3|-Os] [--no-fuse] [--cc CC] [--cflags \"FLAGS\"] [--profile]\n"
+    "                  [--threads N]\n"
     "\n"
     "Runs a function of MODEL (default @main) and prints its result readably, or\n"
     "writes it with --output. MODEL is Relay text, one file or several (one\n"
@@ -188,6 +196,9 @@ static const char usage_run[] =
     "                        row per kernel (ops, shape, schedule, calls, total ms,\n"
     "                        mean us, share), the control flow between kernels\n"
     "                        and the total; a library must be built with --profile\n"
+    "  --threads N           the kernels' thread count for this run (default: the\n"
+    "                        module's, 1 unless built with --threads; 0: one per\n"
+    "                        CPU); the results do not depend on it\n"
     "  -O0 .. -O3, -Os, --no-fuse, --cc, --cflags\n"
     "                        how to compile Relay text (as for relayc build)\n"
     "  -h, --help            show this help\n";
@@ -211,6 +222,7 @@ typedef struct Options {
   bool verbose;
   bool profile;
   bool stats;
+  int threads; /* --threads: -1 when not given, 0 one per CPU */
 } Options;
 
 static int usage_error(const char *cmd_usage, const char *fmt, const char *arg) {
@@ -238,6 +250,7 @@ static bool same_file(const char *a, const char *b) {
 static int parse_options(int argc, char **argv, const char *usage, bool allow_output, Options *o) {
   memset(o, 0, sizeof *o);
   o->opt_level = -1;
+  o->threads = -1;
   bool is_run = usage == usage_run, is_build = usage == usage_build;
   o->files = rly_xcalloc((size_t)argc + 1, sizeof(char *));
   if (is_run) o->inputs = rly_xcalloc((size_t)argc + 1, sizeof(char *));
@@ -253,6 +266,14 @@ static int parse_options(int argc, char **argv, const char *usage, bool allow_ou
       o->no_fuse = true;
     } else if ((is_run || is_build) && strcmp(a, "--profile") == 0) {
       o->profile = true;
+    } else if ((is_run || is_build) && strcmp(a, "--threads") == 0) {
+      if (i + 1 >= argc) return usage_error(usage, "option '%s' needs a value", a);
+      const char *v = argv[++i];
+      char *end;
+      long n = strtol(v, &end, 10);
+      if (!*v || *end || n < 0 || n > RLY_MAX_THREADS)
+        return usage_error(usage, "--threads needs a count from 0 (one per CPU) to 256, not '%s'", v);
+      o->threads = (int)n;
     } else if ((is_run || is_build) && (strcmp(a, "--cc") == 0 || strcmp(a, "--cflags") == 0)) {
       if (i + 1 >= argc) return usage_error(usage, "option '%s' needs a value", a);
       if (a[3] == 'c') o->cc = argv[++i];
@@ -610,6 +631,7 @@ static bool compile_to(const Options *o, const char *name, EmitKind emit, const 
   if (o->opt_level >= 0 && o->opt_level <= 3) rly_set_opt_level(rc, o->opt_level);
   if (o->no_fuse) rly_set_fuse(rc, 0);
   rly_set_profile(rc, o->profile);
+  if (o->threads >= 0) rly_set_threads(rc, o->threads);
   if (o->target) {
     StrBuf isa = {0};
     bool native = strcmp(o->target, "native") == 0;
@@ -790,6 +812,10 @@ static int run_compiled(Options *o, bool is_so) {
     fprintf(stderr, "relayc: %s\n", rlyrt_last_error());
     goto done;
   }
+  if (o->threads >= 0 && rlyrt_module_set_threads(mod, o->threads) != RLYRT_OK) {
+    fprintf(stderr, "relayc: %s\n", rlyrt_last_error());
+    goto done;
+  }
   const rlyrt_module_build *prof = rlyrt_module_get_build(mod);
   if (o->profile && !(prof && prof->profile)) {
     fprintf(stderr, "relayc: %s was built without --profile: rebuild it with 'relayc build --profile'\n", module_label(o));
@@ -878,6 +904,11 @@ static int cmd_run(int argc, char **argv) {
   }
   if (o.interp && o.profile) {
     fprintf(stderr, "relayc: --profile times compiled kernels: it does not go with --interp\n");
+    options_free(&o);
+    return EXIT_USAGE;
+  }
+  if (o.interp && o.threads >= 0) {
+    fprintf(stderr, "relayc: --threads sets the compiled kernels' threads: it does not go with --interp\n");
     options_free(&o);
     return EXIT_USAGE;
   }

@@ -1,0 +1,720 @@
+/* lower/conv.c: nn.conv2d on float32 (NCHW data, OIHW weight, static
+** shapes), with the group's elementwise tail (bias, a folded batch norm's
+** scale and shift, relu or clip, a residual add) as an epilogue.
+**
+** Three schedules (schedules.def), chosen by shape:
+** - CONV_DW, depthwise (one input channel per group, any multiplier): per
+**   input channel, its plane is copied once into a buffer with zero
+**   borders, the columns of each row split by phase (column mod stride),
+**   so that the input under W consecutive outputs of one filter tap is W
+**   consecutive floats at any stride. Four output rows at a time (four
+**   independent accumulators), W outputs of each per vector, every tap
+**   unrolled (one broadcast of its weight, a load and an FMA per row); the
+**   end of a row as one more vector through a buffer (the plane buffer has
+**   W floats of slack); the epilogue runs over the channel's plane while
+**   it is in cache.
+** - CONV_1X1, 1x1 at stride 1 without padding: per batch and group, the
+**   GEMM C[oc, pixel] = W[oc, ci] X[ci, pixel], whose B operand is the
+**   input itself (rows of H*W pixels).
+** - CONV_IM2COL, the rest: the same GEMM over the reduction (ci, kh, kw),
+**   B being the im2col matrix, never materialized: with padding or a
+**   stride, the input is first copied into the depthwise kernel's layout
+**   (zero borders, rows split by phase); the packing of B's KC x NC block
+**   (the GEMM's, lower/gemm.c) then copies, for each reduction row, runs
+**   of consecutive pixels of one output row (consecutive floats there at
+**   any stride) from offsets computed once per NC block.
+** Both GEMMs are gemm.c's: the same cache blocks and MR x NR micro-kernel
+** (gemm_put_tile, one version per vector ISA), the filter as A (broadcast)
+** and the pixels as B (vectors), so that C is the NCHW result in place and
+** a tile's rows are output channels; the epilogue (gemm_put_epilogue_fn)
+** runs on each tile after the last KC block. A constant filter is packed
+** at build time (lower_loops_prepacked, conv_lower_prepacked): PA = 12
+** rows (a multiple of every MR) per panel over the whole reduction,
+** zero-padded, float[groups][ceil(M / 12)][K][12]; the micro-kernel reads
+** its MR rows at their offset in the panel.
+**
+** The outer loops (batches, groups, NC blocks of pixels) go over
+** independent blocks of the result. Accumulation is in float32 (the
+** reference kernel accumulates in double): results differ by rounding
+** only, and are the same on every run. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower/kernel.h"
+#include "lower/lower.h"
+
+enum { KC = 256, MC = 120, NC = 1024, NR_MAX = 32, PA = 12 }; /* gemm.c's blocks; PA: the packed filter's panel */
+
+typedef enum ConvKind { CK_DW, CK_1X1, CK_IM2COL } ConvKind;
+static const char *const kind_names[] = {"depthwise conv2d", "conv2d 1x1 GEMM", "conv2d im2col GEMM"};
+
+typedef struct Conv {
+  const Group *g;
+  int anchor;
+  ConvKind kind;
+  int px, pw;                           /* the parameters of data and weight */
+  int64_t n, c, h, w;                   /* data */
+  int64_t oc, kh, kw, oh, ow;           /* weight, result */
+  int64_t sh, sw, dh, dw, pt, pl, pb, pr; /* strides, dilation, padding */
+  int64_t groups, cg, m, k, np;         /* per group: input channels, output channels (M), reduction (K); pixels */
+  int64_t hp, wp;                       /* the input plane as read (padded) */
+  int64_t ph, rl;                       /* a copied plane's phase width ceil(wp / sw) and row length sw * ph */
+  bool copied;                          /* im2col reads a copy (zero borders, columns split by phase) */
+  bool epilogue, prepacked;
+  Ewise ew;
+  int64_t l_sq[EW_MAX_LEAVES], l_si[EW_MAX_LEAVES], l_sj[EW_MAX_LEAVES]; /* leaves on the view [n, oc, pixel] */
+} Conv;
+
+/* {==== The problem ====} */
+
+static bool is_f32(const Type *t) {
+  DType d = t->u.tensor.dtype;
+  return d.code == DT_FLOAT && d.bits == 32 && d.lanes == 1;
+}
+
+static const AttrValue *attr(const Attrs *a, const char *field) {
+  if (!a || !a->cls) return NULL;
+  int i = attrs_class_field(a->cls, field, strlen(field));
+  return i < 0 ? NULL : a->values[i];
+}
+
+/* An integer array attribute (a single integer: one item): its count, up
+** to max items stored; -1 when absent, None or not integers. */
+static int attr_ints(const Attrs *a, const char *field, int64_t *out, int max) {
+  const AttrValue *v = attr(a, field);
+  if (!v) return -1;
+  if (v->kind == AV_INT) {
+    out[0] = v->u.i.v;
+    return 1;
+  }
+  if (v->kind != AV_ARRAY || v->u.arr.n > max) return -1;
+  for (int i = 0; i < v->u.arr.n; i++) {
+    if (v->u.arr.items[i]->kind != AV_INT) return -1;
+    out[i] = v->u.arr.items[i]->u.i.v;
+  }
+  return v->u.arr.n;
+}
+
+/* Whether a string attribute is one of s1, s2 (absent: counts as ""). */
+static bool attr_is(const Attrs *a, const char *field, const char *s1, const char *s2) {
+  const AttrValue *v = attr(a, field);
+  if (!v) return strcmp(s1, "") == 0 || strcmp(s2, "") == 0;
+  if (v->kind != AV_STR) return false;
+  size_t n = v->u.str.len;
+  return (strlen(s1) == n && memcmp(v->u.str.s, s1, n) == 0) || (strlen(s2) == n && memcmp(v->u.str.s, s2, n) == 0);
+}
+
+/* Two values (height, width) of an attribute given as 1 or 2. */
+static bool attr_pair(const Attrs *a, const char *field, int64_t *h, int64_t *w) {
+  int64_t v[2];
+  int n = attr_ints(a, field, v, 2);
+  if (n == 1) *h = *w = v[0];
+  else if (n == 2) *h = v[0], *w = v[1];
+  else return false;
+  return true;
+}
+
+/* The strides of leaf k on the view [n, oc, pixel] of the result; false
+** when it does not fit it (a broadcast along one spatial axis only). */
+static bool leaf_strides(Conv *C, int k, const Type *res) {
+  const EwLeaf *f = &C->ew.leaves[k];
+  const int64_t *shape = res->u.tensor.shape;
+  int64_t stride[4];
+  for (int d = 0; d < 4; d++) {
+    int j = d - (4 - f->ndim);
+    stride[d] = 0;
+    if (j < 0) continue;
+    if (f->shape[j] != shape[d]) {
+      if (f->shape[j] != 1) return false;
+      continue;
+    }
+    stride[d] = 1;
+    for (int t = j + 1; t < f->ndim; t++) stride[d] *= f->shape[t];
+  }
+  C->l_sq[k] = stride[0];
+  C->l_si[k] = stride[1];
+  C->l_sj[k] = C->ow > 1 ? stride[3] : C->oh > 1 ? stride[2] : 0;
+  return C->oh == 1 || stride[2] == C->l_sj[k] * C->ow;
+}
+
+/* Whether schedule kind takes the problem. */
+static bool applies(const Conv *C, int kind) {
+  switch (kind) {
+  case CK_DW: return C->groups > 1 && C->cg == 1;
+  case CK_1X1: return C->kh == 1 && C->kw == 1 && C->sh == 1 && C->sw == 1 && !C->pt && !C->pl && !C->pb && !C->pr;
+  case CK_IM2COL: return true;
+  default: return false;
+  }
+}
+
+static int kind_of(const char *id) {
+  if (strcmp(id, "CONV_DW") == 0) return CK_DW;
+  if (strcmp(id, "CONV_1X1") == 0) return CK_1X1;
+  if (strcmp(id, "CONV_IM2COL") == 0) return CK_IM2COL;
+  return -1;
+}
+
+static bool analyse(const Group *g, int anchor, Conv *C) {
+  memset(C, 0, sizeof *C);
+  C->g = g;
+  C->anchor = anchor;
+  const GNode *a = &g->nodes[anchor];
+  if (a->op->id != OP_CONV2D || a->nargs != 2 || a->args[0] >= 0 || a->args[1] >= 0) return false;
+  C->px = -1 - a->args[0];
+  C->pw = -1 - a->args[1];
+  const Type *tx = g->fn->u.func.params[C->px]->type, *tw = g->fn->u.func.params[C->pw]->type, *tc = a->call->type;
+  const Type *res = g->nodes[g->nnodes - 1].call->type;
+  if (!lower_static_tensor(tx) || !lower_static_tensor(tw) || !lower_static_tensor(tc) || !lower_static_tensor(res))
+    return false;
+  if (!is_f32(tx) || !is_f32(tw) || !is_f32(tc) || !is_f32(res)) return false;
+  if (tx->u.tensor.ndim != 4 || tw->u.tensor.ndim != 4 || tc->u.tensor.ndim != 4) return false;
+  const Attrs *at = a->call->u.call.attrs;
+  if (!attr_is(at, "data_layout", "NCHW", "NCHW") || !attr_is(at, "kernel_layout", "OIHW", "OIHW") ||
+      !attr_is(at, "out_layout", "", "NCHW"))
+    return false;
+  int64_t pad[4];
+  int np = attr_ints(at, "padding", pad, 4);
+  if (np == 1) C->pt = C->pl = C->pb = C->pr = pad[0];
+  else if (np == 2) C->pt = C->pb = pad[0], C->pl = C->pr = pad[1];
+  else if (np == 4) C->pt = pad[0], C->pl = pad[1], C->pb = pad[2], C->pr = pad[3];
+  else return false;
+  if (!attr_pair(at, "strides", &C->sh, &C->sw) || !attr_pair(at, "dilation", &C->dh, &C->dw)) return false;
+  C->groups = lower_attr_int(at, "groups", 1);
+  const int64_t *xs = tx->u.tensor.shape, *ws = tw->u.tensor.shape, *cs = tc->u.tensor.shape;
+  C->n = xs[0], C->c = xs[1], C->h = xs[2], C->w = xs[3];
+  C->oc = ws[0], C->kh = ws[2], C->kw = ws[3];
+  C->oh = cs[2], C->ow = cs[3];
+  if (C->sh < 1 || C->sw < 1 || C->dh < 1 || C->dw < 1 || C->pt < 0 || C->pl < 0 || C->pb < 0 || C->pr < 0) return false;
+  if (C->groups < 1 || C->c % C->groups || C->oc % C->groups || ws[1] != C->c / C->groups) return false;
+  if (cs[0] != C->n || cs[1] != C->oc || C->n < 1 || C->oc < 1 || C->c < 1 || C->oh < 1 || C->ow < 1) return false;
+  if (C->oh != (C->h + C->pt + C->pb - C->dh * (C->kh - 1) - 1) / C->sh + 1 ||
+      C->ow != (C->w + C->pl + C->pr - C->dw * (C->kw - 1) - 1) / C->sw + 1)
+    return false;
+  C->cg = C->c / C->groups;
+  C->m = C->oc / C->groups;
+  C->k = C->cg * C->kh * C->kw;
+  C->np = C->oh * C->ow;
+  C->hp = C->h + C->pt + C->pb;
+  C->wp = C->w + C->pl + C->pr;
+  /* int32 offsets into a plane, int64 everywhere else */
+  if (C->hp * (C->wp + C->sw) >= INT32_MAX) return false;
+  /* The schedule: the first row of the table that takes this anchor. */
+  bool found = false;
+#define SCHEDULE(ID, ANCHOR, MIN_ROWS, MAX_ROWS, what)                                                             \
+  if (!found && (int)OP_##ANCHOR == (int)OP_CONV2D && C->m >= MIN_ROWS && C->m <= MAX_ROWS &&                      \
+      applies(C, kind_of(#ID))) {                                                                                  \
+    found = true;                                                                                                  \
+    C->kind = (ConvKind)kind_of(#ID);                                                                              \
+  }
+  enum { OP_NONE = -1 };
+#include "lower/schedules.def"
+#undef SCHEDULE
+  if (!found) return false;
+  C->copied = C->kind == CK_IM2COL && (C->pt || C->pl || C->pb || C->pr || C->sw > 1);
+  if (!C->copied && C->kind != CK_DW) C->hp = C->h, C->wp = C->w;
+  C->ph = (C->wp + C->sw - 1) / C->sw;
+  C->rl = C->sw * C->ph;
+  /* The epilogue: every other live node, on the anchor's shape. */
+  for (int i = 0; i < g->nnodes; i++)
+    if (g->nodes[i].live && i != anchor) C->epilogue = true;
+  if (!C->epilogue) return anchor == g->nnodes - 1;
+  if (res->u.tensor.ndim != 4) return false;
+  for (int d = 0; d < 4; d++)
+    if (res->u.tensor.shape[d] != cs[d]) return false;
+  if (!ew_analyse(g, anchor, &C->ew)) return false;
+  for (int k = 0; k < C->ew.nleaves; k++)
+    if (C->ew.leaves[k].param >= 0 && !leaf_strides(C, k, res)) return false;
+  return true;
+}
+
+/* {==== Text ====} */
+
+static void put_target(StrBuf *sb, int i) {
+  if (lower_isa_target(i)) sb_printf(sb, "__attribute__((target(\"%s\"))) ", lower_isa_target(i));
+}
+
+static void put_pointers(StrBuf *sb, const Conv *C) {
+  /* xin: x is the micro-kernel's broadcast */
+  sb_printf(sb, "  const float *restrict xin = (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", C->px);
+  sb_printf(sb, "  const float *restrict w = (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", C->pw);
+  if (C->epilogue) ew_put_pointers(sb, &C->ew, 2);
+}
+
+/* The vector operations of ISA version i, as text into a buffer. */
+typedef struct Vops {
+  int i;
+  const char *name;
+} Vops;
+
+static void vop(StrBuf *sb, const Vops *v, GemmVop op, const char *a, const char *b, const char *c) {
+  gemm_put_vop(sb, v->i, v->name, op, a, b, c);
+}
+
+/* The copy of the plane at `src` (h x w) into the zero-padded buffer at
+** `dst` (hp rows of rl floats, columns split by phase), at indentation ind. */
+static void put_plane_copy(StrBuf *sb, const Conv *C, int ind, const char *dst, const char *src) {
+  sb_printf(sb, "%*sfor (int64_t ih = 0; ih < %lld; ih++) {\n", ind, "", (long long)C->h);
+  if (C->sw == 1) {
+    sb_printf(sb, "%*s  memcpy(%s + (ih + %lld) * %lld + %lld, %s + ih * %lld, %lld);\n", ind, "", dst, (long long)C->pt,
+              (long long)C->rl, (long long)C->pl, src, (long long)C->w, (long long)(C->w * 4));
+  } else {
+    /* phase f holds the padded columns t * SW + f: input columns t * SW + f - PL */
+    for (int64_t f = 0; f < C->sw; f++) {
+      int64_t t0 = C->pl - f > 0 ? (C->pl - f + C->sw - 1) / C->sw : 0, t1 = (C->w - 1 + C->pl - f) / C->sw;
+      if (C->w - 1 + C->pl - f < 0 || t0 > t1) continue;
+      sb_printf(sb, "%*s  for (int64_t cx = %lld; cx <= %lld; cx++)\n", ind, "", (long long)t0, (long long)t1);
+      sb_printf(sb, "%*s    %s[(ih + %lld) * %lld + %lld + cx] = %s[ih * %lld + cx * %lld - %lld];\n", ind, "", dst,
+                (long long)C->pt, (long long)C->rl, (long long)(f * C->ph), src, (long long)C->w, (long long)C->sw,
+                (long long)(C->pl - f));
+    }
+  }
+  sb_printf(sb, "%*s}\n", ind, "");
+}
+
+enum { DW_ROWS = 4 }; /* the depthwise kernel's output rows per step */
+
+/* `rows` output rows of the depthwise kernel from row oh (in scope, with
+** oc, wk, c, xp): W outputs of each row per vector, every tap unrolled (one
+** broadcast of its weight for all rows), the rest of the rows through a
+** buffer (one vector: xp has W floats of slack). */
+static void put_dw_rows(StrBuf *sb, const Conv *C, const Vops *V, int w, int rows) {
+  long long rl = C->rl, ph = C->ph, ow = C->ow;
+  sb_puts(sb, "          int64_t j = 0;\n");
+  for (int tail = 0; tail < 2; tail++) {
+    if (!tail) sb_printf(sb, "          for (; j + %d <= %lld; j += %d) {\n", w, ow, w);
+    else sb_printf(sb, "          if (j < %lld) {\n            float tail[%d][%d];\n", ow, rows, w);
+    for (int r = 0; r < rows; r++) {
+      sb_puts(sb, "            ");
+      vop(sb, V, GV_TYPE, NULL, NULL, NULL);
+      sb_printf(sb, " acc%d = ", r);
+      vop(sb, V, GV_ZERO, NULL, NULL, NULL);
+      sb_puts(sb, ";\n");
+    }
+    for (int64_t a = 0; a < C->kh; a++)
+      for (int64_t b = 0; b < C->kw; b++) {
+        long long off = a * C->dh * rl + (b * C->dw) % C->sw * ph + (b * C->dw) / C->sw;
+        char wv[48];
+        snprintf(wv, sizeof wv, "wk[%lld]", (long long)(a * C->kw + b));
+        sb_puts(sb, "            {\n              const ");
+        vop(sb, V, GV_TYPE, NULL, NULL, NULL);
+        sb_puts(sb, " k = ");
+        vop(sb, V, GV_BCAST, wv, NULL, NULL);
+        sb_puts(sb, ";\n");
+        for (int r = 0; r < rows; r++) {
+          char p[96], acc[16];
+          snprintf(p, sizeof p, "xp + (oh + %d) * %lld + j + %lld", r, (long long)(C->sh * rl), off);
+          StrBuf l = {0};
+          vop(&l, V, GV_LOAD, p, NULL, NULL);
+          snprintf(acc, sizeof acc, "acc%d", r);
+          sb_printf(sb, "              %s = ", acc);
+          vop(sb, V, GV_FMA, "k", sb_str(&l), acc);
+          sb_puts(sb, ";\n");
+          sb_free(&l);
+        }
+        sb_puts(sb, "            }\n");
+      }
+    for (int r = 0; r < rows; r++) {
+      char p[96], acc[16];
+      if (!tail) snprintf(p, sizeof p, "c + oc * %lld + (oh + %d) * %lld + j", (long long)C->np, r, ow);
+      else snprintf(p, sizeof p, "tail[%d]", r);
+      snprintf(acc, sizeof acc, "acc%d", r);
+      sb_puts(sb, "            ");
+      vop(sb, V, GV_STORE, p, acc, NULL);
+      sb_puts(sb, ";\n");
+    }
+    if (tail) {
+      sb_printf(sb, "            for (int64_t r = 0; r < %d; r++)\n", rows);
+      sb_printf(sb, "              for (int64_t e = 0; j + e < %lld; e++) c[oc * %lld + (oh + r) * %lld + j + e] = tail[r][e];\n",
+                ow, (long long)C->np, ow);
+    }
+    sb_puts(sb, "          }\n");
+  }
+}
+
+/* Depthwise: per input channel, its plane into xp (rows of RL = SW * PH
+** floats: phase f of a padded row holds its columns f, f + SW, ...), then
+** each output row from it. */
+static void put_dw(StrBuf *sb, int i, const char *name, const Conv *C) {
+  int w, mr, nr;
+  gemm_isa_tile(i, &w, &mr, &nr);
+  Vops V = {i, name};
+  long long np = C->np;
+  put_target(sb, i);
+  sb_printf(sb, "static void %s_%s(rlyrt_object *const *args, float *restrict o, float *restrict xp, int64_t p0, "
+                "int64_t p1) {\n", name, lower_isa_suffix(i));
+  put_pointers(sb, C);
+  /* the planes p = q * C + ci in [p0, p1) */
+  sb_puts(sb, "  for (int64_t p = p0; p < p1; p++) {\n");
+  sb_printf(sb, "    const int64_t q = p / %lld, ci = p %% %lld;\n", (long long)C->c, (long long)C->c);
+  sb_printf(sb, "    float *restrict c = o + q * %lld;\n", (long long)(C->oc * np));
+  sb_puts(sb, "    {\n");
+  sb_printf(sb, "      const float *restrict s = xin + p * %lld;\n", (long long)(C->h * C->w));
+  put_plane_copy(sb, C, 6, "xp", "s");
+  sb_printf(sb, "      for (int64_t mu = 0; mu < %lld; mu++) {\n", (long long)C->m);
+  sb_printf(sb, "        const int64_t oc = ci * %lld + mu;\n", (long long)C->m);
+  sb_printf(sb, "        const float *restrict wk = w + oc * %lld;\n", (long long)(C->kh * C->kw));
+  /* DW_ROWS output rows at a time (independent accumulators), then one */
+  sb_printf(sb, "        int64_t oh = 0;\n");
+  sb_printf(sb, "        for (; oh + %d <= %lld; oh += %d) {\n", DW_ROWS, (long long)C->oh, DW_ROWS);
+  put_dw_rows(sb, C, &V, w, DW_ROWS);
+  sb_puts(sb, "        }\n");
+  sb_printf(sb, "        for (; oh < %lld; oh++) {\n", (long long)C->oh);
+  put_dw_rows(sb, C, &V, w, 1);
+  sb_puts(sb, "        }\n");
+  if (C->epilogue) {
+    char j1[32];
+    snprintf(j1, sizeof j1, "%lld", np);
+    gemm_put_epilogue_call(sb, name, &C->ew, 8, "oc", "oc + 1", "0", j1);
+  }
+  sb_puts(sb, "      }\n    }\n  }\n}\n");
+}
+
+/* The GEMM per batch and group: C[oc, pixel] += W[oc, l] B[l, pixel] over
+** the reduction l = (ci, kh, kw). */
+static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
+  int w, mr, nr;
+  gemm_isa_tile(i, &w, &mr, &nr);
+  long long m = C->m, k = C->k, np = C->np, hw = C->hp * C->rl, panels = (C->m + PA - 1) / PA;
+  put_target(sb, i);
+  sb_printf(sb,
+            "static void %s_%s(rlyrt_object *const *args, float *restrict o, float *restrict ap, float *restrict bp, "
+            "const float *restrict xp, int32_t *restrict tab, int64_t q, int64_t g, int64_t j0, int64_t j1, "
+            "int64_t i0, int64_t i1) {\n",
+            name, lower_isa_suffix(i));
+  sb_puts(sb, "  (void)ap, (void)xp, (void)tab;\n");
+  sb_printf(sb, "  enum { MR = %d, NR = %d, KC = %d, MC = %d, NC = %d, PA = %d };\n", mr, nr, KC, MC, NC, PA);
+  put_pointers(sb, C);
+  sb_puts(sb, "  (void)xin;\n");
+  sb_printf(sb, "  {\n    float *restrict c = o + q * %lld;\n", (long long)(C->oc * np));
+  /* the input, or its copy with zero borders (every batch, made before) */
+  if (C->copied) sb_printf(sb, "    const float *restrict xb = xp + q * %lld;\n", (long long)C->c * hw);
+  else sb_printf(sb, "    const float *restrict xb = xin + q * %lld;\n", (long long)(C->c * C->h * C->w));
+  sb_puts(sb, "    {\n");
+  sb_printf(sb, "      const float *restrict xg = xb + g * %lld;\n", (long long)(C->cg * hw));
+  sb_printf(sb, "      const float *restrict wg = w + g * %lld;\n", C->prepacked ? panels * k * PA : m * k);
+  sb_puts(sb, "      for (int64_t jc = j0; jc < j1; jc += NC) {\n");
+  sb_puts(sb, "        const int64_t nc = j1 - jc < NC ? j1 - jc : NC;\n");
+  if (C->kind == CK_IM2COL) {
+    /* off[col]: the pixel's window's offset in a plane; run[col]: the
+    ** pixels from col on whose windows follow each other */
+    sb_puts(sb, "        int32_t *restrict off = tab, *restrict run = tab + NC;\n");
+    sb_puts(sb, "        for (int64_t col = 0; col < nc; col++) {\n");
+    sb_printf(sb, "          const int64_t oh = (jc + col) / %lld, ow = (jc + col) %% %lld;\n", (long long)C->ow,
+              (long long)C->ow);
+    sb_printf(sb, "          off[col] = (int32_t)(oh * %lld + ow);\n", (long long)(C->sh * C->rl));
+    sb_puts(sb, "        }\n");
+    sb_puts(sb, "        for (int64_t col = nc - 1; col >= 0; col--)\n");
+    sb_printf(sb, "          run[col] = col + 1 < nc && (jc + col + 1) %% %lld ? run[col + 1] + 1 : 1;\n",
+              (long long)C->ow);
+  }
+  sb_printf(sb, "        for (int64_t pc = 0; pc < %lld; pc += KC) {\n", k);
+  sb_printf(sb, "          const int64_t kc = %lld - pc < KC ? %lld - pc : KC;\n", k, k);
+  /* B's block into NR-wide panels: bp[panel][l][col] */
+  sb_puts(sb, "          for (int64_t l = 0; l < kc; l++) {\n");
+  if (C->kind == CK_1X1) {
+    sb_printf(sb, "            const float *restrict s = xg + (pc + l) * %lld + jc;\n", np);
+  } else {
+    long long kk = C->kh * C->kw;
+    sb_printf(sb, "            const int64_t t = (pc + l) %% %lld;\n", kk);
+    /* tap (kh, kw) = (t / KW, t % KW): column phase (kw * DW) % SW, offset (kw * DW) / SW */
+    sb_printf(sb, "            const int64_t kw = t %% %lld * %lld;\n", (long long)C->kw, (long long)C->dw);
+    sb_printf(sb, "            const float *restrict s = xg + (pc + l) / %lld * %lld + t / %lld * %lld + kw %% %lld * %lld + kw / %lld;\n",
+              kk, hw, (long long)C->kw, (long long)(C->dh * C->rl), (long long)C->sw, (long long)C->ph, (long long)C->sw);
+  }
+  sb_puts(sb, "            for (int64_t jr = 0; jr < nc; jr += NR) {\n");
+  sb_puts(sb, "              float *restrict d = bp + jr * kc + l * NR;\n");
+  if (C->kind == CK_1X1) {
+    sb_puts(sb, "              if (jr + NR <= nc) {\n");
+    sb_puts(sb, "                memcpy(d, s + jr, NR * sizeof *d);\n");
+    sb_puts(sb, "              } else {\n");
+    sb_puts(sb, "                for (int64_t e = 0; e < NR; e++) d[e] = jr + e < nc ? s[jr + e] : 0;\n");
+    sb_puts(sb, "              }\n");
+  } else {
+    sb_puts(sb, "              int64_t e = 0;\n");
+    sb_puts(sb, "              if (run[jr] >= NR) {\n");
+    sb_puts(sb, "                memcpy(d, s + off[jr], NR * sizeof *d);\n");
+    sb_puts(sb, "                e = NR;\n");
+    sb_puts(sb, "              }\n");
+    sb_puts(sb, "              while (e < NR && jr + e < nc) {\n");
+    sb_puts(sb, "                const float *restrict src = s + off[jr + e];\n");
+    sb_puts(sb, "                int64_t len = run[jr + e] < NR - e ? run[jr + e] : NR - e;\n");
+    sb_puts(sb, "                int64_t u = 0;\n");
+    sb_puts(sb, "                for (; u + 8 <= len; u += 8) memcpy(d + e + u, src + u, 8 * sizeof *d);\n");
+    sb_puts(sb, "                for (; u < len; u++) d[e + u] = src[u];\n");
+    sb_puts(sb, "                e += len;\n");
+    sb_puts(sb, "              }\n");
+    sb_puts(sb, "              for (; e < NR; e++) d[e] = 0;\n");
+  }
+  sb_puts(sb, "            }\n          }\n");
+  sb_puts(sb, "          for (int64_t ic = i0; ic < i1; ic += MC) {\n");
+  sb_puts(sb, "            const int64_t mc = i1 - ic < MC ? i1 - ic : MC;\n");
+  if (!C->prepacked) { /* A's block into MR-high panels: ap[panel][l][row] */
+    sb_puts(sb, "            for (int64_t ir = 0; ir < mc; ir += MR) {\n");
+    sb_puts(sb, "              float *restrict dst = ap + ir * kc;\n");
+    sb_puts(sb, "              for (int64_t r = 0; r < MR; r++) {\n");
+    sb_puts(sb, "                if (ir + r < mc) {\n");
+    sb_printf(sb, "                  const float *restrict src = wg + (ic + ir + r) * %lld + pc;\n", k);
+    sb_puts(sb, "                  for (int64_t l = 0; l < kc; l++) dst[l * MR + r] = src[l];\n");
+    sb_puts(sb, "                } else {\n");
+    sb_puts(sb, "                  for (int64_t l = 0; l < kc; l++) dst[l * MR + r] = 0;\n");
+    sb_puts(sb, "                }\n              }\n            }\n");
+  }
+  sb_puts(sb, "            for (int64_t jr = 0; jr < nc; jr += NR)\n");
+  sb_puts(sb, "              for (int64_t ir = 0; ir < mc; ir += MR) {\n");
+  if (C->prepacked)
+    sb_printf(sb, "                const float *restrict pa = wg + (ic + ir) / PA * %lld + pc * PA + (ic + ir) %% PA;\n",
+              k * PA);
+  else sb_puts(sb, "                const float *restrict pa = ap + ir * kc;\n");
+  sb_puts(sb, "                const float *restrict pb = bp + jr * kc;\n");
+  sb_printf(sb, "                float *restrict ct = c + (g * %lld + ic + ir) * %lld + jc + jr;\n", m, np);
+  gemm_put_tile(sb, i, name, 16, C->prepacked ? "PA" : "MR", "NR", C->np);
+  if (C->epilogue) {
+    char i0[48], i1[64], i1e[64];
+    snprintf(i0, sizeof i0, "g * %lld + ic + ir", m);
+    snprintf(i1, sizeof i1, "g * %lld + ic + ir + MR", m);
+    snprintf(i1e, sizeof i1e, "g * %lld + ic + ir + mr", m);
+    sb_printf(sb, "                if (pc + KC >= %lld) {\n", k);
+    sb_puts(sb, "                  if (mr == MR && nr == NR) {\n");
+    gemm_put_epilogue_call(sb, name, &C->ew, 20, i0, i1, "jc + jr", "jc + jr + NR");
+    sb_puts(sb, "                  } else {\n");
+    gemm_put_epilogue_call(sb, name, &C->ew, 20, i0, i1e, "jc + jr", "jc + jr + nr");
+    sb_puts(sb, "                  }\n                }\n");
+  }
+  sb_puts(sb, "              }\n          }\n        }\n      }\n    }\n  }\n}\n");
+}
+
+static void put_ops(StrBuf *sb, const Group *g) {
+  bool first = true;
+  for (int i = 0; i < g->nnodes; i++) {
+    if (!g->nodes[i].live || g->nodes[i].kind != GN_CALL) continue;
+    sb_printf(sb, "%s%s", first ? "" : ", ", g->nodes[i].op->name);
+    first = false;
+  }
+}
+
+/* A part of the work as an item of rlyrt_parallel_for: NAME_job says how
+** the result is split, NAME_task(J, i, slot) computes part i with the
+** scratch of its slot. Depthwise: planes [i * step, ...); GEMMs: part i of
+** (batch, group, block of pixels, block of filters). */
+static void put_task(StrBuf *sb, const char *name, const Conv *C) {
+  if (C->kind == CK_DW) {
+    int64_t slot = (C->hp * C->rl + 16 + 15) / 16 * 16;
+    sb_printf(sb, "typedef struct %s_job {\n  rlyrt_object *const *args;\n  float *o, *xp;\n  int64_t step;\n} %s_job;\n",
+              name, name);
+    sb_printf(sb, "static void %s_task(void *ctx, int64_t i, int32_t slot) {\n", name);
+    sb_printf(sb, "  const %s_job *J = (const %s_job *)ctx;\n", name, name);
+    sb_printf(sb, "  rlyrt_object *const *args = J->args;\n  float *o = J->o, *xp = J->xp + slot * %lld;\n",
+              (long long)slot);
+    sb_printf(sb, "  const int64_t p0 = i * J->step, p1 = p0 + J->step < %lld ? p0 + J->step : %lld;\n",
+              (long long)(C->n * C->c), (long long)(C->n * C->c));
+    lower_put_isa_call(sb, name, "args, o, xp, p0, p1");
+    sb_puts(sb, "}\n");
+    return;
+  }
+  int64_t kc = C->k < KC ? C->k : KC;
+  int64_t mc = C->m < MC ? (C->m + PA - 1) / PA * PA : MC;
+  int64_t nc = C->np < NC ? (C->np + NR_MAX - 1) / NR_MAX * NR_MAX : NC;
+  int64_t slot = (C->prepacked ? 0 : mc * kc) + nc * kc + (C->kind == CK_IM2COL ? 2 * NC : 0);
+  sb_printf(sb,
+            "typedef struct %s_job {\n  rlyrt_object *const *args;\n  float *o, *ap, *bp, *xp;\n  int32_t *tab;\n"
+            "  int64_t cstep, cp, rstep, rp;\n} %s_job;\n",
+            name, name);
+  sb_printf(sb, "static void %s_task(void *ctx, int64_t i, int32_t slot) {\n", name);
+  sb_printf(sb, "  const %s_job *J = (const %s_job *)ctx;\n", name, name);
+  sb_printf(sb, "  rlyrt_object *const *args = J->args;\n  float *o = J->o, *xp = J->xp;\n");
+  sb_printf(sb, "  float *ap = J->ap ? J->ap + slot * %lld : NULL, *bp = J->bp + slot * %lld;\n", (long long)slot,
+            (long long)slot);
+  sb_printf(sb, "  int32_t *tab = J->tab ? (int32_t *)(J->tab + slot * %lld) : NULL;\n", (long long)slot);
+  sb_puts(sb, "  const int64_t r = i % J->rp, cb = i / J->rp % J->cp, qg = i / J->rp / J->cp;\n");
+  sb_printf(sb, "  const int64_t q = qg / %lld, g = qg %% %lld;\n", (long long)C->groups, (long long)C->groups);
+  sb_printf(sb, "  const int64_t j0 = cb * J->cstep, j1 = j0 + J->cstep < %lld ? j0 + J->cstep : %lld;\n",
+            (long long)C->np, (long long)C->np);
+  sb_printf(sb, "  const int64_t i0 = r * J->rstep, i1 = i0 + J->rstep < %lld ? i0 + J->rstep : %lld;\n",
+            (long long)C->m, (long long)C->m);
+  lower_put_isa_call(sb, name, "args, o, ap, bp, xp, tab, q, g, j0, j1, i0, i1");
+  sb_puts(sb, "}\n");
+}
+
+static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *where) {
+  const Group *g = C->g;
+  const Type *res = g->nodes[g->nnodes - 1].call->type;
+  sb_puts(sb, "/* ");
+  put_ops(sb, g);
+  sb_printf(sb, ": %s float32%s, %lld x %lld x [%lld x %lld] x %lld, %lldx%lld stride %lldx%lld pad %lld %lld %lld %lld%s */\n",
+            kind_names[C->kind], C->prepacked ? " (filter packed at build time)" : "", (long long)C->n,
+            (long long)C->groups, (long long)C->m, (long long)C->np, (long long)C->k, (long long)C->kh,
+            (long long)C->kw, (long long)C->sh, (long long)C->sw, (long long)C->pt, (long long)C->pl, (long long)C->pb,
+            (long long)C->pr, C->epilogue ? ", elementwise epilogue" : "");
+  lower_put_isa_preamble(sb);
+  lower_put_threads_preamble(sb);
+  gemm_put_v4(sb, name, true);
+  if (C->epilogue) gemm_put_epilogue_fn(sb, name, &C->ew, C->l_sq, C->l_si, C->l_sj, C->np);
+  for (int i = 0; i < lower_isa_count(); i++) {
+    lower_put_isa_if(sb, i);
+    if (C->kind == CK_DW) put_dw(sb, i, name, C);
+    else put_gemm(sb, i, name, C);
+    sb_puts(sb, "#endif\n");
+  }
+  put_task(sb, name, C);
+  sb_printf(sb, "static rlyrt_status %s(rlyrt_object *const *args, rlyrt_object **out) {\n", name);
+  sb_puts(sb, "  static const int64_t shape[4] = {");
+  for (int d = 0; d < 4; d++) sb_printf(sb, "%s%lld", d ? ", " : "", (long long)res->u.tensor.shape[d]);
+  sb_puts(sb, "};\n");
+  sb_puts(sb, "  rlyrt_tensor *t = *out ? RLYRT_AS_TENSOR(*out) : rlyrt_tensor_new((DLDataType){kDLFloat, 32, 1}, 4, "
+              "shape, false);\n");
+  sb_puts(sb, "  if (!t) return rlyrt_error_at(RLYRT_E_NOMEM, ");
+  lower_put_cstring(sb, where ? where : "");
+  sb_puts(sb, ");\n");
+  /* Threads: parts of the result (planes; blocks of pixels and filters)
+  ** on rlyrt_parallel_for, each computed as without threads (the same
+  ** bits), each thread with its own scratch (slot). */
+  bool par = lower_par_worth(2.0 * (double)C->n * (double)C->oc * (double)C->np * (double)C->k, LOWER_PAR_MIN_FLOPS);
+  if (par) sb_puts(sb, "  const int32_t nt = RLYRT_KERNEL_THREADS;\n");
+  else sb_puts(sb, "  const int32_t nt = 1;\n");
+  /* the scratch: one allocation, the shared part then nt slots */
+  int64_t shared = 0, slot = 0;
+  StrBuf parts = {0};
+  if (C->kind == CK_DW) {
+    slot = (C->hp * C->rl + 16 + 15) / 16 * 16; /* 16 floats of slack: a vector past the last row */
+    sb_puts(&parts, "  float *xp = (float *)ws;\n");
+  } else {
+    int64_t kc = C->k < KC ? C->k : KC;
+    int64_t mc = C->m < MC ? (C->m + PA - 1) / PA * PA : MC;
+    int64_t nc = C->np < NC ? (C->np + NR_MAX - 1) / NR_MAX * NR_MAX : NC;
+    int64_t ap = C->prepacked ? 0 : mc * kc, bp = nc * kc, tab = C->kind == CK_IM2COL ? 2 * NC : 0;
+    shared = C->copied ? (C->n * C->c * C->hp * C->rl + 15) / 16 * 16 : 0;
+    slot = ap + bp + tab;
+    sb_printf(&parts, "  float *xp = %s;\n", shared ? "(float *)ws" : "NULL");
+    /* slot 0 (slot s: s * SLOT floats further): A's panels, B's, the tables */
+    if (C->prepacked) sb_printf(&parts, "  float *ap = NULL, *bp = (float *)ws + %lld;\n", (long long)shared);
+    else sb_printf(&parts, "  float *ap = (float *)ws + %lld, *bp = ap + %lld;\n", (long long)shared, (long long)ap);
+    if (tab) sb_printf(&parts, "  int32_t *tab = (int32_t *)(bp + %lld);\n", (long long)bp);
+    else sb_puts(&parts, "  int32_t *tab = NULL;\n");
+  }
+  sb_printf(sb, "  unsigned char *ws = (unsigned char *)rlyrt_alloc(%lld + (size_t)nt * %lld, 64);\n",
+            (long long)(shared * 4), (long long)(slot * 4));
+  sb_puts(sb, "  if (!ws) {\n    if (!*out) rlyrt_release(&t->obj);\n    return rlyrt_error_at(RLYRT_E_NOMEM, ");
+  lower_put_cstring(sb, where ? where : "");
+  sb_puts(sb, ");\n  }\n");
+  sb_puts(sb, sb_str(&parts));
+  sb_free(&parts);
+  sb_puts(sb, "  float *o = (float *)t->dl.data;\n");
+  if (C->kind == CK_DW) {
+    sb_printf(sb, "  memset(xp, 0, (size_t)nt * %lld);\n", (long long)(slot * 4));
+    sb_printf(sb, "  %s_job J = {args, o, xp, 0};\n", name);
+    sb_puts(sb, "  if (nt > 1) {\n");
+    sb_printf(sb, "    J.step = (%lld + 4 * nt - 1) / (4 * nt);\n", (long long)(C->n * C->c));
+    sb_printf(sb, "    rlyrt_parallel_for(nt, (%lld + J.step - 1) / J.step, %s_task, &J);\n", (long long)(C->n * C->c),
+              name);
+    sb_puts(sb, "  } else {\n");
+    sb_printf(sb, "    const int64_t p0 = 0, p1 = %lld;\n", (long long)(C->n * C->c));
+    lower_put_isa_call(sb, name, "args, o, xp, p0, p1");
+    sb_puts(sb, "  }\n");
+  } else {
+    if (C->copied) { /* every batch's input with zero borders, split by phase */
+      sb_printf(sb, "  memset(xp, 0, %lld);\n", (long long)(shared * 4));
+      sb_printf(sb, "  const float *restrict xin = (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", C->px);
+      sb_printf(sb, "  for (int64_t p = 0; p < %lld; p++) {\n", (long long)(C->n * C->c));
+      sb_printf(sb, "    float *restrict dp = xp + p * %lld;\n", (long long)(C->hp * C->rl));
+      sb_printf(sb, "    const float *restrict s = xin + p * %lld;\n", (long long)(C->h * C->w));
+      put_plane_copy(sb, C, 4, "dp", "s");
+      sb_puts(sb, "  }\n");
+    }
+    long long m = C->m, np = C->np, rows = (C->m + PA - 1) / PA, nqg = C->n * C->groups;
+    sb_printf(sb, "  %s_job J = {args, o, ap, bp, xp, tab, %lld, 1, %lld, 1};\n", name, np, m);
+    sb_puts(sb, "  if (nt > 1) {\n");
+    /* pixel blocks of at least 256, then blocks of filters (multiples of
+    ** PA), to make about 4 parts per thread */
+    sb_printf(sb, "    int64_t cp = (%lld + 255) / 256;\n", np);
+    sb_puts(sb, "    if (cp > 4 * nt) cp = 4 * nt;\n");
+    sb_printf(sb, "    J.cstep = ((%lld + cp - 1) / cp + %d) / %d * %d;\n", np, NR_MAX - 1, NR_MAX, NR_MAX);
+    sb_printf(sb, "    J.cp = (%lld + J.cstep - 1) / J.cstep;\n", np);
+    sb_printf(sb, "    int64_t rp = (4 * nt + %lld * J.cp - 1) / (%lld * J.cp);\n", nqg, nqg);
+    sb_printf(sb, "    if (rp > %lld) rp = %lld;\n", rows, rows);
+    sb_printf(sb, "    J.rstep = (%lld + rp - 1) / rp * %d;\n", rows, PA);
+    sb_printf(sb, "    J.rp = (%lld + J.rstep - 1) / J.rstep;\n", m);
+    sb_printf(sb, "    rlyrt_parallel_for(nt, %lld * J.cp * J.rp, %s_task, &J);\n", nqg, name);
+    sb_puts(sb, "  } else {\n");
+    sb_printf(sb, "    for (int64_t q = 0; q < %lld; q++)\n", (long long)C->n);
+    sb_printf(sb, "      for (int64_t g = 0; g < %lld; g++) {\n", (long long)C->groups);
+    sb_printf(sb, "        const int64_t j0 = 0, j1 = %lld, i0 = 0, i1 = %lld;\n", np, m);
+    StrBuf call = {0};
+    lower_put_isa_call(&call, name, "args, o, ap, bp, xp, tab, q, g, j0, j1, i0, i1");
+    sb_puts(sb, sb_str(&call));
+    sb_free(&call);
+    sb_puts(sb, "      }\n  }\n");
+  }
+  sb_puts(sb, "  rlyrt_free(ws);\n");
+  sb_puts(sb, "  *out = &t->obj;\n  return RLYRT_OK;\n}\n");
+}
+
+bool conv_lower(StrBuf *sb, const char *name, const Group *g, int anchor, const char *where) {
+  Conv *C = rly_xcalloc(1, sizeof *C);
+  bool ok = analyse(g, anchor, C);
+  if (ok) put_kernel(sb, name, C, where);
+  free(C);
+  return ok;
+}
+
+/* {==== Filters packed at build time ====} */
+
+/* The group's conv2d when it is its only anchor (the checks of
+** lower_loops' schedule_group), or -1. */
+static int conv_anchor(const Group *g) {
+  int anchor = -1;
+  if (g->nparams > 256 || g->nodes[g->nnodes - 1].kind != GN_CALL) return -1;
+  for (int i = 0; i < g->nnodes; i++) {
+    const GNode *nd = &g->nodes[i];
+    if (!nd->live || nd->kind == GN_CONST) continue;
+    if (nd->kind == GN_PROJ && nd->args[0] < 0) continue;
+    if (nd->kind != GN_CALL) return -1;
+    OpId id = nd->op->id;
+    if (id == OP_DENSE || id == OP_BATCH_MATMUL || id == OP_SOFTMAX || id == OP_FAST_SOFTMAX || id == OP_LOG_SOFTMAX ||
+        id == OP_SUM || id == OP_MEAN || id == OP_MAX || id == OP_MIN || id == OP_CONV2D) {
+      if (anchor >= 0) return -1;
+      anchor = i;
+    }
+  }
+  return anchor >= 0 && g->nodes[anchor].op->id == OP_CONV2D ? anchor : -1;
+}
+
+/* lower_loops' guard against clang's FMA contraction (see loops.c). */
+static const char no_contract[] = "#if defined(__clang__)\n#pragma STDC FP_CONTRACT OFF\n#endif\n";
+
+bool conv_lower_prepacked(StrBuf *out, const char *name, const Expr *fn, const char *where, const bool *is_const,
+                          LowerPrepack *p) {
+  Group *g = rly_xcalloc(1, sizeof *g);
+  Conv *C = rly_xcalloc(1, sizeof *C);
+  int anchor = -1;
+  bool ok = group_build(fn, g) && (anchor = conv_anchor(g)) >= 0 && analyse(g, anchor, C) && C->kind != CK_DW &&
+            C->pw < g->nparams && is_const[C->pw] && C->px != C->pw;
+  /* the filter's parameter is read packed: nothing else may read it */
+  for (int k = 0; ok && C->epilogue && k < C->ew.nleaves; k++)
+    if (C->ew.leaves[k].param == C->pw) ok = false;
+  for (int i = 0; ok && i < g->nnodes; i++)
+    for (int j = 0; ok && g->nodes[i].live && j < g->nodes[i].nargs; j++)
+      if (g->nodes[i].args[j] == -1 - C->pw && !(i == anchor && j == 1)) ok = false;
+  if (ok) {
+    C->prepacked = true;
+    StrBuf k = {0};
+    put_kernel(&k, name, C, where);
+    sb_puts(out, no_contract);
+    if (fm_used(sb_str(&k))) fm_put_defs(out);
+    sb_puts(out, sb_str(&k));
+    sb_free(&k);
+    /* the filter of group q as B(l, j) = W[q][j][l], PA-wide panels */
+    memset(p, 0, sizeof *p);
+    p->param = C->pw;
+    p->q = C->groups;
+    p->k = C->k;
+    p->n = C->m;
+    p->b_sq = C->m * C->k;
+    p->b_sk = 1;
+    p->b_sj = C->k;
+    p->pw = PA;
+  }
+  free(C);
+  free(g);
+  return ok;
+}

@@ -1,0 +1,212 @@
+/* lower/pool.c: nn.max_pool2d, nn.avg_pool2d, nn.global_{avg,max}_pool2d
+** and nn.adaptive_{avg,max}_pool2d to 1x1 on float32 NCHW with static
+** shapes, alone in their group (schedules.def's POOL rows).
+**
+** The reference kernel's arithmetic (runtime/kernels/k_nn.c, rk_nn_pool
+** and rk_nn_adaptive_pool) with everything known at build time: per plane
+** and output row, each window tap in turn over the row's outputs whose tap
+** is inside the input (bounds computed at build time; independent
+** outputs, no dependency chain), so each output still sees its taps in the
+** reference's order: a max starts at float's lowest value (the
+** reference's padding), an average sums in double and divides by the
+** reference's count (count_include_pad, or the taps inside); the results
+** are the reference's bit for bit. The outer loop goes over independent
+** planes. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower/kernel.h"
+#include "lower/lower.h"
+
+typedef struct Pool {
+  bool is_max, global;
+  int64_t nc, h, w, oh, ow;             /* planes (N * C), input and output sizes */
+  int64_t kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
+  bool include_pad;
+} Pool;
+
+static const AttrValue *attr(const Attrs *a, const char *field) {
+  if (!a || !a->cls) return NULL;
+  int i = attrs_class_field(a->cls, field, strlen(field));
+  return i < 0 ? NULL : a->values[i];
+}
+
+/* An integer array attribute (a single integer: one item): its count; -1
+** when absent, None or not integers. */
+static int attr_ints(const Attrs *a, const char *field, int64_t *out, int max) {
+  const AttrValue *v = attr(a, field);
+  if (!v) return -1;
+  if (v->kind == AV_INT) {
+    out[0] = v->u.i.v;
+    return 1;
+  }
+  if (v->kind != AV_ARRAY || v->u.arr.n > max) return -1;
+  for (int i = 0; i < v->u.arr.n; i++) {
+    if (v->u.arr.items[i]->kind != AV_INT) return -1;
+    out[i] = v->u.arr.items[i]->u.i.v;
+  }
+  return v->u.arr.n;
+}
+
+static bool attr_pair(const Attrs *a, const char *field, int64_t *h, int64_t *w) {
+  int64_t v[2];
+  int n = attr_ints(a, field, v, 2);
+  if (n == 1) *h = *w = v[0];
+  else if (n == 2) *h = v[0], *w = v[1];
+  else return false;
+  return true;
+}
+
+/* Whether a layout attribute is absent, "" or "NCHW". */
+static bool nchw(const Attrs *a, const char *field) {
+  const AttrValue *v = attr(a, field);
+  if (!v) return true;
+  if (v->kind != AV_STR) return false;
+  return v->u.str.len == 0 || (v->u.str.len == 4 && memcmp(v->u.str.s, "NCHW", 4) == 0);
+}
+
+static bool is_f32(const Type *t) {
+  DType d = t->u.tensor.dtype;
+  return d.code == DT_FLOAT && d.bits == 32 && d.lanes == 1;
+}
+
+static bool analyse(const Group *g, Pool *P) {
+  memset(P, 0, sizeof *P);
+  const GNode *a = &g->nodes[g->nnodes - 1];
+  if (a->kind != GN_CALL || a->nargs != 1 || a->args[0] >= 0) return false;
+  for (int i = 0; i < g->nnodes - 1; i++)
+    if (g->nodes[i].live && g->nodes[i].kind != GN_CONST) return false;
+  OpId id = a->op->id;
+  const Type *tx = g->fn->u.func.params[-1 - a->args[0]]->type, *res = a->call->type;
+  if (!lower_static_tensor(tx) || !lower_static_tensor(res) || !is_f32(tx) || !is_f32(res)) return false;
+  if (tx->u.tensor.ndim != 4 || res->u.tensor.ndim != 4) return false;
+  const int64_t *xs = tx->u.tensor.shape, *os = res->u.tensor.shape;
+  if (os[0] != xs[0] || os[1] != xs[1]) return false;
+  const Attrs *at = a->call->u.call.attrs;
+  if (!nchw(at, "layout") || !nchw(at, "out_layout")) return false;
+  P->nc = xs[0] * xs[1], P->h = xs[2], P->w = xs[3], P->oh = os[2], P->ow = os[3];
+  P->is_max = id == OP_MAX_POOL2D || id == OP_GLOBAL_MAX_POOL2D || id == OP_ADAPTIVE_MAX_POOL2D;
+  bool found = false;
+#define SCHEDULE(ID, ANCHOR, MIN_ROWS, MAX_ROWS, what)                                                             \
+  if (!found && (int)OP_##ANCHOR == (int)id && strcmp(#ID, "POOL") == 0) found = true;
+  enum { OP_NONE = -1 };
+#include "lower/schedules.def"
+#undef SCHEDULE
+  if (!found) return false;
+  if (id == OP_GLOBAL_AVG_POOL2D || id == OP_GLOBAL_MAX_POOL2D || id == OP_ADAPTIVE_AVG_POOL2D ||
+      id == OP_ADAPTIVE_MAX_POOL2D) {
+    P->global = true;
+    return P->oh == 1 && P->ow == 1 && P->h * P->w > 0;
+  }
+  if (!attr_pair(at, "pool_size", &P->kh, &P->kw) || !attr_pair(at, "strides", &P->sh, &P->sw) ||
+      !attr_pair(at, "dilation", &P->dh, &P->dw))
+    return false;
+  int64_t pad[4];
+  int np = attr_ints(at, "padding", pad, 4);
+  if (np == 1) P->pt = P->pl = P->pb = P->pr = pad[0];
+  else if (np == 2) P->pt = P->pb = pad[0], P->pl = P->pr = pad[1];
+  else if (np == 4) P->pt = pad[0], P->pl = pad[1], P->pb = pad[2], P->pr = pad[3];
+  else return false;
+  if (P->kh < 1 || P->kw < 1 || P->sh < 1 || P->sw < 1 || P->dh < 1 || P->dw < 1) return false;
+  if (P->pt < 0 || P->pl < 0 || P->pb < 0 || P->pr < 0) return false;
+  P->include_pad = lower_attr_int(at, "count_include_pad", 0) != 0;
+  return P->is_max || P->ow <= 4096; /* an average's row of doubles on the stack */
+}
+
+/* The average's divisor along one dim (the reference's count), for the
+** window starting at `start` (a C expression) of the input size in. */
+static void put_count(StrBuf *sb, const char *var, const char *start, int64_t k, int64_t d, int64_t in, int64_t pa,
+                      bool include_pad) {
+  sb_printf(sb, "        int64_t %s;\n        {\n", var);
+  sb_printf(sb, "          const int64_t st = %s;\n", start);
+  sb_printf(sb, "          int64_t en = st + %lld;\n", (long long)((k - 1) * d));
+  if (include_pad) {
+    sb_printf(sb, "          if (en > %lld) en = %lld;\n", (long long)(in + pa - 1), (long long)(in + pa - 1));
+    sb_printf(sb, "          %s = (en - st) / %lld + 1;\n", var, (long long)d);
+  } else {
+    sb_printf(sb, "          int64_t jn = (%lld - st) / %lld;\n", (long long)(d - 1), (long long)d);
+    sb_puts(sb, "          if (jn < 0) jn = 0;\n");
+    sb_printf(sb, "          if (en > %lld) en = %lld;\n", (long long)(in - 1), (long long)(in - 1));
+    sb_printf(sb, "          %s = (en - (st + %lld * jn)) / %lld + 1;\n", var, (long long)d, (long long)d);
+  }
+  sb_puts(sb, "        }\n");
+}
+
+static void put_kernel(StrBuf *sb, const char *name, const Group *g, const Pool *P, const char *where) {
+  const GNode *a = &g->nodes[g->nnodes - 1];
+  const Type *res = a->call->type;
+  int px = -1 - a->args[0];
+  sb_printf(sb, "/* %s: %s pool float32, %lld planes of %lld x %lld */\n", a->op->name, P->is_max ? "max" : "average",
+            (long long)P->nc, (long long)P->h, (long long)P->w);
+  sb_printf(sb, "static rlyrt_status %s(rlyrt_object *const *args, rlyrt_object **out) {\n", name);
+  sb_puts(sb, "  static const int64_t shape[4] = {");
+  for (int d = 0; d < 4; d++) sb_printf(sb, "%s%lld", d ? ", " : "", (long long)res->u.tensor.shape[d]);
+  sb_puts(sb, "};\n");
+  sb_puts(sb, "  rlyrt_tensor *t = *out ? RLYRT_AS_TENSOR(*out) : rlyrt_tensor_new((DLDataType){kDLFloat, 32, 1}, 4, "
+              "shape, false);\n");
+  sb_puts(sb, "  if (!t) return rlyrt_error_at(RLYRT_E_NOMEM, ");
+  lower_put_cstring(sb, where ? where : "");
+  sb_puts(sb, ");\n");
+  sb_printf(sb, "  const float *restrict x = (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", px);
+  sb_puts(sb, "  float *restrict o = (float *)t->dl.data;\n");
+  long long hw = P->h * P->w;
+  sb_printf(sb, "  for (int64_t p = 0; p < %lld; p++) {\n", (long long)P->nc);
+  sb_printf(sb, "    const float *restrict s = x + p * %lld;\n", hw);
+  if (P->global) {
+    if (P->is_max) {
+      sb_puts(sb, "    float acc = -0x1.fffffep+127f;\n");
+      sb_printf(sb, "    for (int64_t i = 0; i < %lld; i++) acc = s[i] > acc ? s[i] : acc;\n", hw);
+      sb_puts(sb, "    o[p] = acc;\n");
+    } else {
+      sb_puts(sb, "    double acc = 0;\n");
+      sb_printf(sb, "    for (int64_t i = 0; i < %lld; i++) acc += (double)s[i];\n", hw);
+      sb_printf(sb, "    o[p] = (float)(acc / %lld);\n", hw);
+    }
+    sb_puts(sb, "  }\n  *out = &t->obj;\n  return RLYRT_OK;\n}\n");
+    return;
+  }
+  /* Per output row: the row (a max: d itself; an average: acc in double)
+  ** gathers each tap in turn over the outputs whose tap is inside the
+  ** input, so each output sees its taps in the reference's order. */
+  sb_printf(sb, "    float *restrict d = o + p * %lld;\n", (long long)(P->oh * P->ow));
+  sb_printf(sb, "    for (int64_t oh = 0; oh < %lld; oh++) {\n", (long long)P->oh);
+  sb_printf(sb, "      float *restrict dr = d + oh * %lld;\n", (long long)P->ow);
+  if (P->is_max) sb_printf(sb, "      for (int64_t ow = 0; ow < %lld; ow++) dr[ow] = -0x1.fffffep+127f;\n", (long long)P->ow);
+  else sb_printf(sb, "      double acc[%lld] = {0};\n", (long long)P->ow);
+  sb_printf(sb, "      const int64_t h0 = oh * %lld - %lld;\n", (long long)P->sh, (long long)P->pt);
+  sb_printf(sb, "      for (int64_t a = 0; a < %lld; a++) {\n", (long long)P->kh);
+  sb_printf(sb, "        const int64_t ih = h0 + a * %lld;\n", (long long)P->dh);
+  sb_printf(sb, "        if (ih < 0 || ih >= %lld) continue;\n", (long long)P->h);
+  sb_printf(sb, "        const float *restrict sr = s + ih * %lld;\n", (long long)P->w);
+  for (int64_t b = 0; b < P->kw; b++) {
+    /* the outputs ow whose column ow * SW - PL + b * DW is inside [0, W) */
+    int64_t c0 = P->pl - b * P->dw, lo = c0 > 0 ? (c0 + P->sw - 1) / P->sw : 0;
+    int64_t top = P->w - 1 + c0, hi = top < 0 ? -1 : top / P->sw;
+    if (hi > P->ow - 1) hi = P->ow - 1;
+    if (lo > hi) continue;
+    sb_printf(sb, "        for (int64_t ow = %lld; ow <= %lld; ow++) {\n", (long long)lo, (long long)hi);
+    sb_printf(sb, "          const float v = sr[ow * %lld - %lld];\n", (long long)P->sw, (long long)c0);
+    if (P->is_max) sb_puts(sb, "          dr[ow] = v > dr[ow] ? v : dr[ow];\n");
+    else sb_puts(sb, "          acc[ow] += (double)v;\n");
+    sb_puts(sb, "        }\n");
+  }
+  sb_puts(sb, "      }\n");
+  if (!P->is_max) {
+    sb_printf(sb, "      for (int64_t ow = 0; ow < %lld; ow++) {\n", (long long)P->ow);
+    sb_printf(sb, "        const int64_t w0 = ow * %lld - %lld;\n", (long long)P->sw, (long long)P->pl);
+    put_count(sb, "ch", "h0", P->kh, P->dh, P->h, P->pb, P->include_pad);
+    put_count(sb, "cw", "w0", P->kw, P->dw, P->w, P->pr, P->include_pad);
+    sb_puts(sb, "        int64_t count = ch * cw;\n");
+    if (!P->include_pad) sb_puts(sb, "        if (count < 1) count = 1;\n");
+    sb_puts(sb, "        dr[ow] = (float)(acc[ow] / (double)count);\n      }\n");
+  }
+  sb_puts(sb, "    }\n  }\n  *out = &t->obj;\n  return RLYRT_OK;\n}\n");
+}
+
+bool pool_lower(StrBuf *sb, const char *name, const Group *g, const char *where) {
+  Pool P;
+  if (!analyse(g, &P)) return false;
+  put_kernel(sb, name, g, &P, where);
+  return true;
+}

@@ -1,0 +1,73 @@
+#!/bin/sh
+# conv_test.sh RELAYC: the schedules of lower/conv.c and lower/pool.c on
+# tests/run/conv_prepacked.relay and conv_schedules.relay (whose results
+# run/, compiled/*/ and compiled/isa*/ check):
+#   - `relayc build --stats` names each kernel's schedule: the 1x1 GEMM,
+#     the im2col GEMM, the depthwise kernel and the pools, and the GEMMs
+#     read their filters packed at build time when the filters are
+#     constants (a .params file), packed at run time when they are inputs;
+#   - the packed filters are in the blob (12-row panels, zero-padded);
+#   - that C compiles without warnings (gcc, clang; every ISA level);
+#   - the C is the same on every build (determinism);
+#   - split over threads (RLY_SPLIT_ALL=1), the results are the same bits
+#     at 1, 2 and 3 threads.
+# Run from the repository root.
+set -u
+relayc=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { # check WHAT GOT WANT
+  if [ "$2" != "$3" ]; then
+    echo "FAIL: $1: got $2, want $3"
+    fail=1
+  fi
+}
+prog=tests/run/conv_prepacked.relay
+params=tests/run/data/conv_prepacked.params
+
+"$relayc" build "$prog" --params "$params" --stats -o "$tmp/p.so" >"$tmp/stats" 2>&1 || { cat "$tmp/stats"; exit 1; }
+count() { grep -c "^ *kernel [0-9]*: .* | $1\$" "$tmp/stats"; }
+check "1x1 GEMM (packed)" "$(count 'conv2d 1x1 GEMM float32 (filter packed at build time)')" 1
+check "im2col GEMM (packed)" "$(count 'conv2d im2col GEMM float32 (filter packed at build time)')" 6
+check "depthwise" "$(count 'depthwise conv2d float32')" 3
+check "max pool" "$(count 'max pool float32')" 1
+check "average pools" "$(count 'average pool float32')" 4
+check "reference kernels" "$(grep -c '| reference$' "$tmp/stats")" 0
+
+"$relayc" build tests/run/conv_schedules.relay --stats -o "$tmp/s.so" >"$tmp/stats" 2>&1 || { cat "$tmp/stats"; exit 1; }
+check "1x1 GEMM" "$(count 'conv2d 1x1 GEMM float32')" 1
+check "im2col GEMM" "$(count 'conv2d im2col GEMM float32')" 6
+check "packed at build time (inputs)" "$(grep -c 'packed at build time' "$tmp/stats")" 0
+
+"$relayc" build "$prog" --params "$params" --emit c -o "$tmp/a.c" || exit 1
+mkdir "$tmp/again" && "$relayc" build "$prog" --params "$params" --emit c -o "$tmp/again/a.c" || exit 1
+cmp -s "$tmp/a.c" "$tmp/again/a.c" || { echo "FAIL: two builds differ"; fail=1; }
+# w2 (130 filters of 288) packed: 11 panels x 288 x 12 floats
+check "w2 packed" "$(grep -c '^static const int64_t C[0-9]*_shape\[\] = {38016}' "$tmp/a.c")" 1
+check "run-time filter packing" "$(grep -c 'dst\[l \* MR + r\] = src\[l\]' "$tmp/a.c")" 0
+for cc in gcc clang; do
+  command -v "$cc" >/dev/null || continue
+  for flags in "-O2" "-O2 -mavx2 -mfma" "-O3 -mavx512f -mavx2 -mfma"; do
+    # shellcheck disable=SC2086
+    if ! "$cc" -std=c11 -Wall -Wextra -Wshadow -Werror $flags -Iinclude -I"$tmp" -c "$tmp/a.c" -o "$tmp/a.o" >"$tmp/log" 2>&1; then
+      echo "FAIL: $cc $flags"; head -20 "$tmp/log"; fail=1
+    fi
+  done
+done
+# Threads: with every kernel given its parallel code (RLY_SPLIT_ALL=1), the
+# kernels split into parts (rlyrt_parallel_for in every conv kernel) and
+# the results are the same bits at 1, 2 and 3 threads.
+RLY_SPLIT_ALL=1 "$relayc" build "$prog" --params "$params" --emit c -o "$tmp/par.c" || exit 1
+check "parallel conv kernels" "$(grep -c 'rlyrt_parallel_for(nt, .*_task, &J)' "$tmp/par.c")" 10
+args=$(cat tests/run/conv_schedules.args)
+for n in 1 2 3; do
+  # shellcheck disable=SC2086
+  RLY_SPLIT_ALL=1 "$relayc" run tests/run/conv_schedules.relay $args --threads $n --output "$tmp/t$n" >/dev/null ||
+    { echo "FAIL: run at $n threads"; fail=1; }
+done
+for n in 2 3; do
+  diff -r "$tmp/t1" "$tmp/t$n" >/dev/null || { echo "FAIL: $n threads differ from 1"; fail=1; }
+done
+[ $fail = 0 ] && echo "conv: ok"
+exit $fail

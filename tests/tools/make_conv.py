@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Writes tests/run/conv_schedules.* and tests/run/conv_prepacked.*: one
+program of float32 nn.conv2d calls that takes every schedule of
+lower/conv.c (1x1 GEMM, im2col GEMM, depthwise) and lower/pool.c, with the
+elementwise tails that fuse into them as epilogues, and the expected
+results computed here with NumPy in float64 (direct loops over the filter
+taps, independent of relayc).
+
+    /usr/bin/python3 tests/tools/make_conv.py [RUN_DIR]   (default: tests/run)
+
+conv_schedules takes every tensor as an input (.npy files: the kernels pack
+the filters at run time); conv_prepacked is the same program with the
+filters, biases and scales bound from a .params file (constants: the GEMM
+kernels read the filters packed at build time). Values are multiples of
+1/16 in [-1, 1], so float32 sums of products are exact and the compiled
+results may differ from these only by the rounding of an average.
+"""
+
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_params import params_file  # noqa: E402
+
+RNG = np.random.RandomState(11)
+
+
+def vals(shape):
+    return (RNG.randint(-16, 17, size=shape) / 16.0).astype(np.float32)
+
+
+def conv2d(x, w, strides=(1, 1), padding=(0, 0, 0, 0), dilation=(1, 1), groups=1):
+    """NCHW x OIHW, padding (top, left, bottom, right), in float64."""
+    x = x.astype(np.float64)
+    w = w.astype(np.float64)
+    n, c, h, wd = x.shape
+    oc, cg, kh, kw = w.shape
+    pt, pl, pb, pr = padding
+    sh, sw = strides
+    dh, dw = dilation
+    xp = np.zeros((n, c, h + pt + pb, wd + pl + pr))
+    xp[:, :, pt:pt + h, pl:pl + wd] = x
+    oh = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1
+    ow = (wd + pl + pr - dw * (kw - 1) - 1) // sw + 1
+    out = np.zeros((n, oc, oh, ow))
+    m = oc // groups
+    for g in range(groups):
+        xg = xp[:, g * cg:(g + 1) * cg]
+        wg = w[g * m:(g + 1) * m]
+        for a in range(kh):
+            for b in range(kw):
+                win = xg[:, :, a * dh:a * dh + sh * (oh - 1) + 1:sh, b * dw:b * dw + sw * (ow - 1) + 1:sw]
+                out[:, g * m:(g + 1) * m] += np.einsum("nchw,oc->nohw", win, wg[:, :, a, b])
+    return out
+
+
+def pool2d(x, k, s, p, is_max, include_pad=False):
+    x = x.astype(np.float64)
+    n, c, h, w = x.shape
+    oh = (h + 2 * p - k) // s + 1
+    ow = (w + 2 * p - k) // s + 1
+    out = np.zeros((n, c, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            h0, w0 = i * s - p, j * s - p
+            h1, w1 = max(h0, 0), max(w0, 0)
+            h2, w2 = min(h0 + k, h), min(w0 + k, w)
+            win = x[:, :, h1:h2, w1:w2]
+            if is_max:
+                out[:, :, i, j] = win.max(axis=(2, 3))
+            else:
+                cnt = k * k if include_pad else (h2 - h1) * (w2 - w1)
+                out[:, :, i, j] = win.sum(axis=(2, 3)) / cnt
+    return out
+
+
+def relu(v):
+    return np.maximum(v, 0)
+
+
+def clip(v, lo, hi):
+    return np.minimum(np.maximum(v, lo), hi)
+
+
+def chan(v):
+    return v.reshape(-1, 1, 1)
+
+
+# name -> shape; "w"/"b"/"s" names are the constants of conv_prepacked
+T = {}
+
+
+def t(name, shape):
+    T[name] = vals(shape)
+    return name
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    run = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "run")
+    lines, outs, exp = [], [], []
+
+    def emit(text, value):
+        k = len(outs)
+        lines.append("  %%%d = %s;" % (k, text))
+        outs.append("%%%d" % k)
+        exp.append(value.astype(np.float32))
+
+    # 1x1 stride 1 (GEMM on the input's rows): 30 filters, 143 pixels (edge
+    # tiles), batch 2, bias and relu.
+    x1, w1, b1 = t("x1", (2, 20, 13, 11)), t("w1", (30, 20, 1, 1)), t("b1", (30,))
+    emit("nn.relu(nn.bias_add(nn.conv2d(%x1, %w1, padding=[0, 0], channels=30, kernel_size=[1, 1]), %b1))",
+         relu(conv2d(T[x1], T[w1]) + chan(T[b1])))
+    # 3x3 pad 1: two KC blocks (K = 288), two NC blocks (1089 pixels), two
+    # MC blocks (130 filters); folded batch norm, residual add, relu.
+    x2, w2, s2, h2, r2 = t("x2", (1, 32, 33, 33)), t("w2", (130, 32, 3, 3)), t("s2", (130, 1, 1)), \
+        t("h2", (130, 1, 1)), t("r2", (1, 130, 33, 33))
+    emit("nn.relu(add(add(multiply(nn.conv2d(%x2, %w2, padding=[1, 1], channels=130, kernel_size=[3, 3]), %s2), %h2), "
+         "%r2))", relu(conv2d(T[x2], T[w2], padding=(1, 1, 1, 1)) * T[s2] + T[h2] + T[r2]))
+    # 3x3 stride 2, asymmetric padding, no tail.
+    x3, w3 = t("x3", (1, 8, 15, 16)), t("w3", (12, 8, 3, 3))
+    emit("nn.conv2d(%x3, %w3, strides=[2, 2], padding=[1, 0, 0, 1], channels=12, kernel_size=[3, 3])",
+         conv2d(T[x3], T[w3], strides=(2, 2), padding=(1, 0, 0, 1)))
+    # 7x7 stride 2 pad 3, bias, clip (relu6).
+    x4, w4, b4 = t("x4", (1, 3, 37, 41)), t("w4", (16, 3, 7, 7)), t("b4", (16,))
+    emit("clip(nn.bias_add(nn.conv2d(%x4, %w4, strides=[2, 2], padding=[3, 3, 3, 3], channels=16, kernel_size=[7, 7]), "
+         "%b4), a_min=0f, a_max=6f)", clip(conv2d(T[x4], T[w4], strides=(2, 2), padding=(3, 3, 3, 3)) + chan(T[b4]), 0, 6))
+    # depthwise 3x3 pad 1 (23 columns: vectors and scalars), scale, shift, clip
+    x5, w5, s5, h5 = t("x5", (1, 24, 19, 23)), t("w5", (24, 1, 3, 3)), t("s5", (24, 1, 1)), t("h5", (24, 1, 1))
+    emit("clip(add(multiply(nn.conv2d(%x5, %w5, padding=[1, 1], groups=24, channels=24, kernel_size=[3, 3]), %s5), %h5), "
+         "a_min=-1f, a_max=2f)", clip(conv2d(T[x5], T[w5], padding=(1, 1, 1, 1), groups=24) * T[s5] + T[h5], -1, 2))
+    # depthwise stride 2, channel multiplier 2, batch 2, bias
+    x6, w6, b6 = t("x6", (2, 6, 17, 40)), t("w6", (12, 1, 3, 3)), t("b6", (12,))
+    emit("nn.bias_add(nn.conv2d(%x6, %w6, strides=[2, 2], padding=[1, 1], groups=6, channels=12, kernel_size=[3, 3]), "
+         "%b6)", conv2d(T[x6], T[w6], strides=(2, 2), padding=(1, 1, 1, 1), groups=6) + chan(T[b6]))
+    # depthwise 5x5 stride 2 pad 2 (taps in both column phases)
+    x9, w9 = t("x9", (1, 4, 16, 45)), t("w9", (4, 1, 5, 5))
+    emit("nn.conv2d(%x9, %w9, strides=[2, 2], padding=[2, 2], groups=4, channels=4, kernel_size=[5, 5])",
+         conv2d(T[x9], T[w9], strides=(2, 2), padding=(2, 2, 2, 2), groups=4))
+    # grouped: 2 groups of 3 input and 5 output channels, bias, relu
+    x7, w7, b7 = t("x7", (1, 6, 9, 10)), t("w7", (10, 3, 3, 3)), t("b7", (10,))
+    emit("nn.relu(nn.bias_add(nn.conv2d(%x7, %w7, padding=[1, 1], groups=2, channels=10, kernel_size=[3, 3]), %b7))",
+         relu(conv2d(T[x7], T[w7], padding=(1, 1, 1, 1), groups=2) + chan(T[b7])))
+    # dilation 2
+    x8, w8 = t("x8", (1, 5, 12, 12)), t("w8", (7, 5, 3, 3))
+    emit("nn.conv2d(%x8, %w8, padding=[2, 2], dilation=[2, 2], channels=7, kernel_size=[3, 3])",
+         conv2d(T[x8], T[w8], padding=(2, 2, 2, 2), dilation=(2, 2)))
+    # 1x1 stride 2 (a downsample: im2col)
+    w10 = t("w10", (8, 20, 1, 1))
+    emit("nn.conv2d(%x1, %w10, strides=[2, 2], padding=[0, 0], channels=8, kernel_size=[1, 1])",
+         conv2d(T[x1], T[w10], strides=(2, 2)))
+    # pools
+    emit("nn.max_pool2d(%x5, pool_size=[3, 3], strides=[2, 2], padding=[1, 1])", pool2d(T[x5], 3, 2, 1, True))
+    emit("nn.avg_pool2d(%x5, pool_size=[3, 3], strides=[2, 2], padding=[1, 1], count_include_pad=True)",
+         pool2d(T[x5], 3, 2, 1, False, True))
+    emit("nn.avg_pool2d(%x3, pool_size=[3, 3], strides=[2, 2], padding=[1, 1])", pool2d(T[x3], 3, 2, 1, False))
+    emit("nn.global_avg_pool2d(%x2)", T[x2].astype(np.float64).mean(axis=(2, 3), keepdims=True))
+    emit("nn.adaptive_avg_pool2d(%x6, output_size=[1, 1])", T[x6].astype(np.float64).mean(axis=(2, 3), keepdims=True))
+
+    names = list(T)
+    consts = [n for n in names if not n.startswith("x") and not n.startswith("r")]
+    sig = ", ".join("%%%s: Tensor[(%s), float32]" % (n, ", ".join(str(d) for d in T[n].shape)) for n in names)
+    body = "\n".join(lines) + "\n  (%s)\n" % ", ".join(outs)
+    for prog, what in (("conv_schedules", "every tensor an input: the filters are packed at run time"),
+                       ("conv_prepacked", "the filters, biases and scales bound from a .params file: the GEMMs read "
+                        "the filters packed at build time")):
+        with open(os.path.join(run, prog + ".relay"), "w") as f:
+            f.write("// %s: float32 nn.conv2d through every schedule of lower/conv.c (1x1 GEMM, im2col GEMM with\n"
+                    "// stride, asymmetric padding, dilation, 7x7; depthwise with multiplier and stride; grouped;\n"
+                    "// edge tiles, two KC/MC/NC blocks) with fused epilogues (bias, scale and shift, relu, clip,\n"
+                    "// a residual add), and the pools of lower/pool.c; %s.\n"
+                    "// Generated by tests/tools/make_conv.py, which computes the expected results with NumPy.\n"
+                    % (prog, what))
+            f.write('#[version = "0.0.5"]\ndef @main(%s) {\n%s}\n' % (sig, body))
+        d = os.path.join(run, prog + ".expected.d")
+        os.makedirs(d, exist_ok=True)
+        for i, e in enumerate(exp):
+            np.save(os.path.join(d, "%d.npy" % i), e)
+        with open(os.path.join(run, prog + ".tol"), "w") as f:
+            f.write("--rtol 1e-5 --atol 1e-5\n")
+        bound = consts if prog == "conv_prepacked" else []
+        args = ["--input %s=tests/run/data/conv_%s.npy" % (n, n) for n in names if n not in bound]
+        if bound:
+            args.append("--params tests/run/data/conv_prepacked.params")
+        with open(os.path.join(run, prog + ".args"), "w") as f:
+            f.write(" ".join(args) + "\n")
+    data = os.path.join(run, "data")
+    for n in names:
+        np.save(os.path.join(data, "conv_%s.npy" % n), T[n])
+    with open(os.path.join(data, "conv_prepacked.params"), "wb") as f:
+        f.write(params_file([(n, "float32", T[n].shape, [float(v) for v in T[n].ravel()]) for n in consts]))
+
+
+if __name__ == "__main__":
+    main()
