@@ -101,7 +101,7 @@ metadata)
 onnx)
   MAX_LEN=65536
   MALLOC_MB=512
-  seed "$ROOT"/tests/onnx/models/*.onnx
+  seed "$ROOT"/tests/onnx/models/*.onnx "$ROOT"/tests/onnx/control/*.onnx
   ;;
 *)
   echo "fuzz: unknown target '$TARGET' (expected fuzz_parser, fuzz_npy, fuzz_params, fuzz_metadata or fuzz_onnx)" >&2

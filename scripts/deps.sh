@@ -2,7 +2,8 @@
 # deps.sh [test|fuzz]: installs the Debian packages the build needs, only
 # those that are missing. With "test", also what the tests use: clang (the
 # generated C is compiled with gcc and clang) and python3 (the random
-# program generator of tests/diff). With "fuzz", clang and its libFuzzer
+# program generator of tests/diff) with python3-onnx and python3-numpy (the
+# ONNX backend node tests, tests/onnx/node_suite.py). With "fuzz", clang and its libFuzzer
 # runtime.
 set -e
 need=""
@@ -15,6 +16,8 @@ command -v pkg-config >/dev/null 2>&1 || need="$need pkgconf"
 if [ "${1:-}" = test ]; then
   command -v clang >/dev/null 2>&1 || need="$need clang"
   [ -x /usr/bin/python3 ] || need="$need python3"
+  /usr/bin/python3 -c 'import numpy' >/dev/null 2>&1 || need="$need python3-numpy"
+  /usr/bin/python3 -c 'import onnx' >/dev/null 2>&1 || need="$need python3-onnx"
 fi
 if [ "${1:-}" = fuzz ]; then
   command -v clang >/dev/null 2>&1 || need="$need clang"

@@ -15,6 +15,7 @@
 ** commands compile, and errors in what it wrote would be caught by the
 ** same type checker as any user's text. */
 #include "onnx/onnx.h"
+#include "onnx/import.h"
 
 #include <errno.h>
 #include <math.h>
@@ -26,8 +27,6 @@
 #include "base/file.h"
 #include "ir/meta_write.h"
 #include "onnx.pb-c.h"
-
-enum { MAX_RANK = 8, OPSET_MIN = 7, OPSET_MAX = 18 };
 
 static char *xstrdup(const char *s) {
   size_t n = strlen(s) + 1;
@@ -46,32 +45,7 @@ static void *aligned_xalloc(size_t n) {
   return p;
 }
 
-typedef struct Value {
-  char *name;         /* ONNX name */
-  char *expr;         /* Relay expression */
-  int elem;           /* ONNX element type */
-  int rank;           /* -1: unknown */
-  int64_t dims[MAX_RANK]; /* -1: unknown */
-  const ConstData *cdata; /* a constant's data, or NULL */
-} Value;
-
-typedef struct Importer {
-  Diag *d;
-  Span at;
-  int opset;
-  bool as_params;
-  StrBuf body;                /* the let bindings */
-  Vec(Value) values;
-  Vec(ConstData *) consts;    /* metadata constants, in order */
-  Vec(char *) pnames;         /* with as_params: initializer parameters */
-  Vec(ConstData *) pvalues;
-  StrBuf sig;                 /* @main's parameters */
-  Vec(char *) idents;         /* their names, to keep them distinct */
-  int nsig;
-  int tmp;
-  const Onnx__NodeProto *node; /* being converted, for messages */
-  const char *dir;            /* the model's folder, for external data */
-} Importer;
+/* Value and Importer: import.h. */
 
 /* {==== Messages ====} */
 
@@ -213,6 +187,12 @@ static Value *input(Importer *I, size_t i) {
   if (i >= n->n_input || !n->input[i] || !*n->input[i]) return NULL;
   Value *v = find_value(I, n->input[i]);
   if (!v) node_error(I, "input '%s' is not defined before the node", n->input[i]);
+  if (v && v->seq) {
+    /* Only control.c's sequence converters read sequences (onnx_find_value). */
+    node_error(I, "input '%s' is a sequence; relayc reads sequences only as a Loop's list that each iteration "
+               "appends one tensor to (SequenceEmpty, SequenceInsert, ConcatFromSequence)", n->input[i]);
+    return NULL;
+  }
   return v;
 }
 
@@ -546,6 +526,15 @@ static bool const_scalar(const Value *v, double *out) {
 ** converter reads the node (I->node) and its inputs, writes its lets and
 ** defines its outputs; it returns false after reporting an error. */
 
+/* Defined with the other operators at the end ("More operators"). */
+static const char *let_tmp(Importer *I, const char *e, char *var);
+static void put_lit(Importer *I, StrBuf *sb, int elem, double v);
+static void put_wrapped_index(Importer *I, StrBuf *e, const Value *idx, int64_t dim);
+static bool layer_norm_general(Importer *I, const Value *x, const Value *g, const Value *b, int64_t axis);
+static bool matmul_general(Importer *I, const Value *a, const Value *b);
+static bool matmul_values(Importer *I, const Value *a, const Value *b);
+static bool conv_values(Importer *I, const Value *x, const Value *w, const Value *b);
+
 /* Output dims of a broadcast of a and b (numpy rules) when both are known. */
 static int broadcast_shape(const Value *a, const Value *b, int64_t *out) {
   if (a->rank < 0 || b->rank < 0) return -1;
@@ -616,7 +605,19 @@ static bool cv_add(Importer *I) { return cv_binary(I, "add", false); }
 static bool cv_sub(Importer *I) { return cv_binary(I, "subtract", false); }
 static bool cv_mul(Importer *I) { return cv_binary(I, "multiply", false); }
 static bool cv_div(Importer *I) { return cv_binary(I, "divide", false); }
-static bool cv_pow(Importer *I) { return cv_binary(I, "power", false); }
+
+/* Pow: the exponent may have another element type than the base (cast to
+** the base's). */
+static bool cv_pow(Importer *I) {
+  if (!need_inputs(I, 2)) return false;
+  Value *a = input(I, 0), *b = input(I, 1);
+  if (a->elem == b->elem) return cv_binary(I, "power", false);
+  int64_t dims[MAX_RANK];
+  int r = broadcast_shape(a, b, dims);
+  StrBuf e = {0};
+  sb_printf(&e, "power(%s, cast(%s, dtype=\"%s\"))", a->expr, b->expr, elem_relay(a->elem));
+  return finish(I, &e, a->elem, r, dims);
+}
 static bool cv_equal(Importer *I) { return cv_binary(I, "equal", true); }
 static bool cv_less(Importer *I) { return cv_binary(I, "less", true); }
 static bool cv_greater(Importer *I) { return cv_binary(I, "greater", true); }
@@ -632,8 +633,29 @@ static bool cv_identity(Importer *I) {
   if (!need_inputs(I, 1)) return false;
   if (I->node->n_output > 1 && *I->node->output[1]) return node_error(I, "the mask output is not supported");
   Value *x = input(I, 0);
+  const ConstData *cdata = x->cdata; /* add_value may move x */
   Value *v = add_value(I, I->node->output[0], x->expr, x->elem, x->rank, x->dims);
-  v->cdata = x->cdata;
+  v->cdata = cdata;
+  return true;
+}
+
+/* Dropout at inference: the input, and a mask of ones. training_mode (an
+** input from opset 12) must be a constant false: training draws random
+** numbers. */
+static bool cv_dropout(Importer *I) {
+  if (!need_inputs(I, 1)) return false;
+  Value *x = input(I, 0), *tm = input(I, 2);
+  if (tm && (!tm->cdata || const_numel(tm->cdata) != 1 || ((const uint8_t *)tm->cdata->data)[0]))
+    return node_error(I, "training (random dropping) is not supported: training_mode must be a constant false");
+  Value xv = *x;
+  Value *v = add_value(I, I->node->output[0], xv.expr, xv.elem, xv.rank, xv.dims);
+  v->cdata = xv.cdata;
+  if (I->node->n_output > 1 && *I->node->output[1]) {
+    StrBuf e = {0};
+    sb_printf(&e, "cast(ones_like(%s), dtype=\"bool\")", xv.expr);
+    bind_output(I, 1, sb_str(&e), ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, xv.rank, xv.dims);
+    sb_free(&e);
+  }
   return true;
 }
 
@@ -692,8 +714,16 @@ static bool cv_clip(Importer *I) {
     hi = attr_float(I, "max", INFINITY);
   } else {
     Value *a = input(I, 1), *b = input(I, 2);
-    if ((a && !const_scalar(a, &lo)) || (b && !const_scalar(b, &hi)))
-      return node_error(I, "bounds that are not constants are not supported");
+    if ((a && !const_scalar(a, &lo)) || (b && !const_scalar(b, &hi))) {
+      /* Bounds computed at run time: maximum and minimum. */
+      StrBuf e = {0};
+      if (b) sb_puts(&e, "minimum(");
+      if (a) sb_puts(&e, "maximum(");
+      sb_puts(&e, x->expr);
+      if (a) sb_printf(&e, ", %s)", a->expr);
+      if (b) sb_printf(&e, ", %s)", b->expr);
+      return finish(I, &e, x->elem, x->rank, x->dims);
+    }
   }
   StrBuf e = {0};
   sb_printf(&e, "clip(%s, a_min=", x->expr);
@@ -705,21 +735,37 @@ static bool cv_clip(Importer *I) {
 }
 
 /* Softmax and LogSoftmax. From opset 13 the axis is the softmax's; before,
-** the input is seen as 2-D [prod(d < axis), prod(d >= axis)], which equals
-** a softmax over the last axis only when axis is the last. */
+** the input is seen as 2-D [prod(d < axis), prod(d >= axis)]: a softmax
+** over the last axis when axis is the last, else one over the reshaped
+** input (which needs its static shape), reshaped back. */
 static bool softmax(Importer *I, const char *op) {
   if (!need_inputs(I, 1)) return false;
   Value *x = input(I, 0);
   int64_t axis = attr_int(I, "axis", I->opset >= 13 ? -1 : 1);
+  StrBuf e = {0};
   if (I->opset < 13) {
     if (x->rank < 0) return node_error(I, "needs the rank of its input");
     int64_t a = axis < 0 ? axis + x->rank : axis;
-    if (a != x->rank - 1)
-      return node_error(I, "axis %lld of a rank-%d input flattens it (before opset 13): not supported yet",
-                        (long long)axis, x->rank);
+    if (a < 0 || a >= x->rank) return node_error(I, "axis %lld is out of range", (long long)axis);
+    if (a < x->rank - 1) {
+      /* Over the 2-D view [prod(d < axis), prod(d >= axis)], then back. */
+      int64_t rows = 1, cols = 1;
+      for (int i = 0; i < x->rank; i++) {
+        if (x->dims[i] < 0)
+          return node_error(I, "axis %lld of a rank-%d input flattens it (before opset 13): needs a static shape",
+                            (long long)axis, x->rank);
+        if (i < a) rows = dim_mul(rows, x->dims[i]);
+        else cols = dim_mul(cols, x->dims[i]);
+      }
+      if (rows < 0 || cols < 0) return node_error(I, "its input is too large");
+      sb_printf(&e, "reshape(%s(reshape(%s, newshape=[%lld, %lld]), axis=-1), newshape=", op, x->expr,
+                (long long)rows, (long long)cols);
+      put_ints(&e, x->dims, x->rank);
+      sb_putc(&e, ')');
+      return finish(I, &e, x->elem, x->rank, x->dims);
+    }
     axis = -1;
   }
-  StrBuf e = {0};
   sb_printf(&e, "%s(%s, axis=%lld)", op, x->expr, (long long)axis);
   return finish(I, &e, x->elem, x->rank, x->dims);
 }
@@ -756,7 +802,7 @@ static bool cv_gemm(Importer *I) {
       sb_printf(&s, "add(%s, multiply(%s, ", sb_str(&e), c->expr);
       put_float_lit(I, &s, a->elem, beta);
       sb_puts(&s, "))");
-    } else if (c->rank == 1) {
+    } else if (c->rank == 1 && c->dims[0] >= 0 && c->dims[0] == dims[1]) {
       sb_printf(&s, "nn.bias_add(%s, %s, axis=-1)", sb_str(&e), c->expr);
     } else {
       sb_printf(&s, "add(%s, %s)", sb_str(&e), c->expr);
@@ -769,16 +815,14 @@ static bool cv_gemm(Importer *I) {
 
 /* MatMul of 2-D operands as dense; of two rank-3 ones as batch_matmul; an
 ** N-D left operand times a 2-D right one through a reshape to 2-D. */
-static bool cv_matmul(Importer *I) {
-  if (!need_inputs(I, 2)) return false;
-  Value *a = input(I, 0), *b = input(I, 1);
+static bool matmul_values(Importer *I, const Value *a, const Value *b) {
   StrBuf e = {0};
   if (a->rank == 2 && b->rank == 2) {
     sb_printf(&e, "nn.dense(%s, transpose(%s, axes=[1, 0]))", a->expr, b->expr);
     int64_t dims[2] = {a->dims[0], b->dims[1]};
     bind_output(I, 0, sb_str(&e), a->elem, 2, dims);
-  } else if (a->rank == 3 && b->rank == 3) {
-    sb_printf(&e, "nn.batch_matmul(%s, transpose(%s, axes=[0, 2, 1]))", a->expr, b->expr);
+  } else if (a->rank == 3 && b->rank == 3 && (a->dims[0] == b->dims[0] || a->dims[0] < 0 || b->dims[0] < 0)) {
+    sb_printf(&e, "nn.batch_matmul(%s, transpose(%s, axes=[0, 2, 1]), transpose_b=True)", a->expr, b->expr);
     int64_t dims[3] = {a->dims[0] == 1 ? b->dims[0] : a->dims[0], a->dims[1], b->dims[2]};
     bind_output(I, 0, sb_str(&e), a->elem, 3, dims);
   } else if (a->rank > 2 && b->rank == 2 && b->dims[1] >= 0) {
@@ -810,10 +854,15 @@ static bool cv_matmul(Importer *I) {
     bind_output(I, 0, sb_str(&e), a->elem, a->rank, dims);
   } else {
     sb_free(&e);
-    return node_error(I, "operands of ranks %d and %d are not supported yet", a->rank, b->rank);
+    return matmul_general(I, a, b);
   }
   sb_free(&e);
   return true;
+}
+
+static bool cv_matmul(Importer *I) {
+  if (!need_inputs(I, 2)) return false;
+  return matmul_values(I, input(I, 0), input(I, 1));
 }
 
 /* The spatial attributes of Conv and the pools: kernel_shape (or the
@@ -880,9 +929,8 @@ static void spatial_out(const Spatial *s, const Value *x, int64_t c, bool ceil_m
   }
 }
 
-static bool cv_conv(Importer *I) {
-  if (!need_inputs(I, 2)) return false;
-  Value *x = input(I, 0), *w = input(I, 1), *b = input(I, 2);
+/* Conv of x by w plus b (or NULL), with the node's attributes. */
+static bool conv_values(Importer *I, const Value *x, const Value *w, const Value *b) {
   if (w->rank < 3) return node_error(I, "needs the rank of its weight");
   int n = w->rank - 2;
   Spatial s;
@@ -910,6 +958,11 @@ static bool cv_conv(Importer *I) {
   int64_t dims[MAX_RANK];
   spatial_out(&s, x, w->dims[0], false, dims);
   return finish(I, &e, x->elem, n + 2, dims);
+}
+
+static bool cv_conv(Importer *I) {
+  if (!need_inputs(I, 2)) return false;
+  return conv_values(I, input(I, 0), input(I, 1), input(I, 2));
 }
 
 static bool pool(Importer *I, bool max) {
@@ -969,16 +1022,58 @@ static bool cv_global_max_pool(Importer *I) { return global_pool(I, true); }
 
 static bool cv_batch_norm(Importer *I) {
   if (!need_inputs(I, 5)) return false;
-  for (size_t k = 1; k < I->node->n_output; k++)
-    if (*I->node->output[k]) return node_error(I, "training outputs (running mean and variance) are not supported");
-  if (attr_int(I, "training_mode", 0)) return node_error(I, "training_mode 1 is not supported");
+  bool training = attr_int(I, "training_mode", 0) != 0;
+  for (size_t k = 1; k < I->node->n_output && !training; k++)
+    if (*I->node->output[k]) return node_error(I, "running mean and variance outputs need training_mode 1");
   Value *x = input(I, 0);
+  if (training && x->rank < 2) return node_error(I, "needs the input's rank");
+  Value xv = *x;
   StrBuf e = {0};
-  sb_printf(&e, "nn.batch_norm(%s, %s, %s, %s, %s, epsilon=", x->expr, input(I, 1)->expr, input(I, 2)->expr,
-            input(I, 3)->expr, input(I, 4)->expr);
+  char var[32], mean[32], dev[32], cvar[32];
+  const char *m = input(I, 3)->expr, *v = input(I, 4)->expr;
+  if (training) {
+    /* The batch's statistics over every axis but 1; the running ones
+    ** move towards them by 1 - momentum. */
+    StrBuf ax = {0};
+    sb_puts(&ax, "[0");
+    for (int i = 2; i < xv.rank; i++) sb_printf(&ax, ", %d", i);
+    sb_putc(&ax, ']');
+    sb_printf(&e, "mean(%s, axis=%s, keepdims=True)", xv.expr, sb_str(&ax));
+    let_tmp(I, sb_str(&e), mean);
+    sb_clear(&e);
+    sb_printf(&e, "subtract(%s, %s)", xv.expr, mean);
+    let_tmp(I, sb_str(&e), dev);
+    sb_clear(&e);
+    sb_printf(&e, "mean(multiply(%s, %s), axis=%s)", dev, dev, sb_str(&ax));
+    let_tmp(I, sb_str(&e), cvar);
+    sb_clear(&e);
+    sb_printf(&e, "squeeze(%s, axis=%s)", mean, sb_str(&ax));
+    let_tmp(I, sb_str(&e), mean);
+    sb_clear(&e);
+    sb_free(&ax);
+    double mom = attr_float(I, "momentum", 0.9);
+    for (int k = 1; k <= 2; k++) {
+      if (k >= (int)I->node->n_output || !*I->node->output[k]) continue;
+      sb_printf(&e, "add(multiply(%s, ", k == 1 ? m : v);
+      put_lit(I, &e, xv.elem, mom);
+      sb_printf(&e, "), multiply(%s, ", k == 1 ? mean : cvar);
+      put_lit(I, &e, xv.elem, 1 - mom);
+      sb_puts(&e, "))");
+      int64_t c = xv.dims[1];
+      bind_output(I, (size_t)k, sb_str(&e), xv.elem, 1, &c);
+      sb_clear(&e);
+    }
+    m = mean;
+    v = cvar;
+  }
+  sb_printf(&e, "nn.batch_norm(%s, %s, %s, %s, %s, epsilon=", xv.expr, input(I, 1)->expr, input(I, 2)->expr, m, v);
   put_float_lit(I, &e, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, attr_float(I, "epsilon", 1e-5));
-  sb_puts(&e, ").0");
-  return finish(I, &e, x->elem, x->rank, x->dims);
+  sb_putc(&e, ')');
+  /* The projection goes on a variable: Relay's text has no `call(...).0`. */
+  let_tmp(I, sb_str(&e), var);
+  sb_clear(&e);
+  sb_printf(&e, "%s.0", var);
+  return finish(I, &e, xv.elem, xv.rank, xv.dims);
 }
 
 /* Flatten: 2-D [prod(d < axis), prod(d >= axis)]. */
@@ -1187,7 +1282,10 @@ static bool cv_gather(Importer *I) {
   int64_t axis = attr_int(I, "axis", 0);
   if (axis < 0 && x->rank >= 0) axis += x->rank;
   StrBuf e = {0};
-  sb_printf(&e, "take(%s, %s, axis=%lld)", x->expr, idx->expr, (long long)axis);
+  sb_printf(&e, "take(%s, ", x->expr);
+  if (axis >= 0 && axis < x->rank && x->dims[axis] >= 0) put_wrapped_index(I, &e, idx, x->dims[axis]);
+  else sb_puts(&e, idx->expr);
+  sb_printf(&e, ", axis=%lld)", (long long)axis);
   int64_t dims[MAX_RANK];
   int r = -1;
   if (x->rank >= 0 && idx->rank >= 0 && x->rank + idx->rank - 1 <= MAX_RANK) {
@@ -1214,14 +1312,18 @@ static bool cv_cast(Importer *I) {
   return finish(I, &e, to, x->rank, x->dims);
 }
 
-/* ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd. */
-static bool reduce(Importer *I, const char *op) {
+/* ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, and with pre
+** ("square", "abs", "exp": applied to the input first) and post ("sqrt",
+** "log": applied to the result) ReduceSumSquare, ReduceL1, ReduceL2,
+** ReduceLogSum, ReduceLogSumExp. The axes are an input from opset 18 (13
+** for ReduceSum). */
+static bool reduce_fn(Importer *I, const char *op, const char *pre, const char *post) {
   if (!need_inputs(I, 1)) return false;
   Value *x = input(I, 0);
   int64_t axes[MAX_RANK];
   bool given;
   int n;
-  if (strcmp(op, "sum") == 0 && I->opset >= 13) {
+  if (I->opset >= 18 || (strcmp(op, "sum") == 0 && !pre && !post && I->opset >= 13)) {
     Value *a = input(I, 1);
     n = a ? const_ints(a, axes, MAX_RANK) : -1;
     if (a && n < 0) return node_error(I, "axes that are not a constant are not supported");
@@ -1231,15 +1333,22 @@ static bool reduce(Importer *I, const char *op) {
     given = n >= 0;
   }
   bool keep = attr_int(I, "keepdims", 1) != 0;
+  /* No axes or an empty list: all of them, or none with
+  ** noop_with_empty_axes. */
+  if (n <= 0) given = false;
   if (!given && attr_int(I, "noop_with_empty_axes", 0)) return cv_identity(I);
   StrBuf e = {0};
-  sb_printf(&e, "%s(%s", op, x->expr);
+  if (post) sb_printf(&e, "%s(", post);
+  if (pre && strcmp(pre, "square") == 0) sb_printf(&e, "%s(multiply(%s, %s)", op, x->expr, x->expr);
+  else if (pre) sb_printf(&e, "%s(%s(%s)", op, pre, x->expr);
+  else sb_printf(&e, "%s(%s", op, x->expr);
   if (given) {
     for (int i = 0; i < n; i++) axes[i] = axes[i] < 0 && x->rank >= 0 ? axes[i] + x->rank : axes[i];
     sb_puts(&e, ", axis=");
     put_ints(&e, axes, n);
   }
   sb_printf(&e, ", keepdims=%s)", keep ? "True" : "False");
+  if (post) sb_putc(&e, ')');
   int64_t dims[MAX_RANK];
   int r = 0;
   for (int i = 0; i < x->rank; i++) {
@@ -1251,11 +1360,17 @@ static bool reduce(Importer *I, const char *op) {
   return finish(I, &e, x->elem, x->rank < 0 ? -1 : r, dims);
 }
 
+static bool reduce(Importer *I, const char *op) { return reduce_fn(I, op, NULL, NULL); }
 static bool cv_reduce_mean(Importer *I) { return reduce(I, "mean"); }
 static bool cv_reduce_sum(Importer *I) { return reduce(I, "sum"); }
 static bool cv_reduce_max(Importer *I) { return reduce(I, "max"); }
 static bool cv_reduce_min(Importer *I) { return reduce(I, "min"); }
 static bool cv_reduce_prod(Importer *I) { return reduce(I, "prod"); }
+static bool cv_reduce_sum_square(Importer *I) { return reduce_fn(I, "sum", "square", NULL); }
+static bool cv_reduce_l1(Importer *I) { return reduce_fn(I, "sum", "abs", NULL); }
+static bool cv_reduce_l2(Importer *I) { return reduce_fn(I, "sum", "square", "sqrt"); }
+static bool cv_reduce_log_sum(Importer *I) { return reduce_fn(I, "sum", NULL, "log"); }
+static bool cv_reduce_log_sum_exp(Importer *I) { return reduce_fn(I, "sum", "exp", "log"); }
 
 /* Constant: its value attribute as a constant (never a parameter). */
 static bool cv_constant(Importer *I) {
@@ -1370,8 +1485,8 @@ static bool cv_constant_of_shape(Importer *I) {
   return true;
 }
 
-/* Gather, Unsqueeze, Squeeze, Concat, Cast, Add, Sub, Mul, Div, Slice on
-** small integer constants: evaluated here. Returns true when it did. */
+/* Gather, Unsqueeze, Squeeze, Concat, Cast, Add, Sub, Mul, Div, Slice (and
+** Neg of int64) on small integer constants: evaluated here. Returns true when it did. */
 static bool fold_node(Importer *I, bool *ok) {
   const char *op = I->node->op_type ? I->node->op_type : "";
   int64_t a[FOLD_MAX], b[FOLD_MAX], r[FOLD_MAX];
@@ -1430,6 +1545,14 @@ static bool fold_node(Importer *I, bool *ok) {
     fold_output(I, 0, r, n, false);
     return *ok = true;
   }
+  if (strcmp(op, "Neg") == 0 && x->elem == ONNX__TENSOR_PROTO__DATA_TYPE__INT64) {
+    for (int i = 0; i < na; i++) {
+      if (a[i] == INT64_MIN) return false;
+      r[i] = -a[i];
+    }
+    fold_output(I, 0, r, na, scalar);
+    return *ok = true;
+  }
   int kind = strcmp(op, "Add") == 0 ? 1 : strcmp(op, "Sub") == 0 ? 2 : strcmp(op, "Mul") == 0 ? 3
            : strcmp(op, "Div") == 0 ? 4 : 0;
   if (kind) {
@@ -1457,13 +1580,15 @@ static bool cv_pad(Importer *I) {
   int64_t pads[2 * MAX_RANK];
   int n;
   double value = 0;
+  const char *dyn_value = NULL;
   if (I->opset < 11) {
     n = attr_ints(I, "pads", pads, 2 * MAX_RANK);
     value = attr_float(I, "value", 0);
   } else {
     Value *p = input(I, 1), *v = input(I, 2);
     n = p ? const_ints(p, pads, 2 * MAX_RANK) : -1;
-    if (v && !const_scalar(v, &value)) return node_error(I, "a pad value that is not a constant is not supported");
+    /* A value computed at run time is nn.pad's operand as it is. */
+    if (v && !const_scalar(v, &value)) dyn_value = v->expr;
     if (input(I, 3)) return node_error(I, "the axes input is not supported yet");
   }
   if (n < 0 || x->rank < 0 || n != 2 * x->rank) return node_error(I, "needs constant pads, two per axis of the input");
@@ -1474,8 +1599,9 @@ static bool cv_pad(Importer *I) {
   StrBuf e = {0};
   sb_printf(&e, "nn.pad(%s, ", x->expr);
   DType dt;
-  if (elem_dtype(x->elem, &dt) && dt.code == DT_FLOAT) put_float_lit(I, &e, x->elem, value);
-  else sb_printf(&e, "%lld", (long long)value);
+  if (dyn_value) sb_puts(&e, dyn_value);
+  else if (elem_dtype(x->elem, &dt) && dt.code == DT_FLOAT) put_float_lit(I, &e, x->elem, value);
+  else put_lit(I, &e, x->elem, value);
   sb_puts(&e, ", pad_width=[");
   int64_t dims[MAX_RANK];
   for (int i = 0; i < x->rank; i++) {
@@ -1639,9 +1765,10 @@ static bool cv_layer_norm(Importer *I) {
   int64_t axis = attr_int(I, "axis", -1);
   if (x->rank < 0) return node_error(I, "needs the input's rank");
   if (axis < 0) axis += x->rank;
-  if (axis != x->rank - 1) return node_error(I, "normalizing over axis %lld onwards is not supported yet", (long long)axis);
-  for (size_t k = 1; k < I->node->n_output; k++)
-    if (*I->node->output[k]) return node_error(I, "the mean and inverse deviation outputs are not supported");
+  if (axis < 0 || axis >= x->rank) return node_error(I, "axis %lld is out of range", (long long)attr_int(I, "axis", -1));
+  bool stats = false;
+  for (size_t k = 1; k < I->node->n_output; k++) stats |= *I->node->output[k] != 0;
+  if (axis != x->rank - 1 || stats) return layer_norm_general(I, x, g, b, axis);
   StrBuf e = {0};
   /* nn.layer_norm needs a beta: zeros when absent. */
   if (b) sb_printf(&e, "nn.layer_norm(%s, %s, %s, axis=-1, epsilon=", x->expr, g->expr, b->expr);
@@ -1651,35 +1778,61 @@ static bool cv_layer_norm(Importer *I) {
   return finish(I, &e, x->elem, x->rank, x->dims);
 }
 
-/* ConvTranspose (2-D): the weight is (C_in, C_out / group, kH, kW), Relay's
-** IOHW. Explicit pads and output_padding; output_shape is not supported. */
+/* ConvTranspose (1-D, 2-D, 3-D): the weight is (C_in, C_out / group,
+** k...), Relay's IOW/IOHW/IODHW. Pads explicit, or from output_shape or
+** auto_pad SAME (output = input * stride) as ONNX derives them: total =
+** stride * (in - 1) + output_padding + (k - 1) * dilation + 1 - out, the
+** odd one at the end for SAME_UPPER and at the start otherwise; a
+** negative total is output padding (zeros at the end). */
 static bool cv_conv_transpose(Importer *I) {
   if (!need_inputs(I, 2)) return false;
   Value *x = input(I, 0), *w = input(I, 1), *b = input(I, 2);
-  if (w->rank != 4) return node_error(I, "only 2-D transposed convolutions are supported");
-  if (attr(I, "output_shape")) return node_error(I, "output_shape is not supported; give pads");
+  int n = w->rank - 2;
+  if (n < 1 || n > 3 || x->rank != n + 2) return node_error(I, "needs a 3-D, 4-D or 5-D input and weight");
   Spatial s;
   char buf[32];
   const char *ap = attr_str(I, "auto_pad", "NOTSET", buf, sizeof buf);
-  if (strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0) return node_error(I, "auto_pad %s is not supported", ap);
-  if (!spatial(I, 2, w->dims + 2, &s, x)) return false;
-  int64_t op[2] = {0, 0};
-  attr_ints(I, "output_padding", op, 2);
+  bool same = strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0;
+  if (!same && strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0)
+    return node_error(I, "auto_pad '%s' is not known", ap);
+  /* spatial() pads SAME as a convolution does: those pads are replaced
+  ** below. */
+  if (!spatial(I, n, w->dims + 2, &s, x)) return false;
+  int64_t op[3] = {0, 0, 0}, oshape[3];
+  attr_ints(I, "output_padding", op, 3);
+  int nos = attr_ints(I, "output_shape", oshape, 3);
+  if (nos > 0 || same) {
+    if (nos > 0 && nos != n) return node_error(I, "output_shape needs one size per spatial axis");
+    for (int i = 0; i < n; i++) {
+      int64_t in = x->dims[2 + i];
+      if (in < 0) return node_error(I, "output_shape and auto_pad need the input's spatial dims");
+      int64_t out = nos > 0 ? oshape[i] : dim_mul(in, s.strides[i]);
+      int64_t total = (in - 1) * s.strides[i] + op[i] + (s.kernel[i] - 1) * s.dilations[i] + 1 - out;
+      if (total < 0) {
+        /* A larger output than the kernel reaches: zeros at the end. */
+        op[i] -= total;
+        total = 0;
+      }
+      bool upper = strcmp(ap, "SAME_UPPER") == 0;
+      s.pads[i] = upper ? total / 2 : total - total / 2;
+      s.pads[n + i] = total - s.pads[i];
+    }
+  }
   int64_t groups = attr_int(I, "group", 1);
   StrBuf e = {0};
-  sb_printf(&e, "nn.conv2d_transpose(%s, %s, strides=", x->expr, w->expr);
-  put_ints(&e, s.strides, 2);
+  sb_printf(&e, "nn.conv%dd_transpose(%s, %s, strides=", n, x->expr, w->expr);
+  put_ints(&e, s.strides, n);
   sb_puts(&e, ", output_padding=");
-  put_ints(&e, op, 2);
+  put_ints(&e, op, n);
   sb_puts(&e, ", padding=");
-  put_ints(&e, s.pads, 4);
+  put_ints(&e, s.pads, 2 * n);
   sb_puts(&e, ", dilation=");
-  put_ints(&e, s.dilations, 2);
+  put_ints(&e, s.dilations, n);
   int64_t cout = w->dims[1] >= 0 ? dim_mul(w->dims[1], groups) : -1;
   sb_printf(&e, ", groups=%lld", (long long)groups);
   if (cout >= 0) sb_printf(&e, ", channels=%lld", (long long)cout);
   sb_puts(&e, ", kernel_size=");
-  put_ints(&e, s.kernel, 2);
+  put_ints(&e, s.kernel, n);
   sb_putc(&e, ')');
   if (b) {
     StrBuf t = {0};
@@ -1687,24 +1840,66 @@ static bool cv_conv_transpose(Importer *I) {
     sb_free(&e);
     e = t;
   }
-  int64_t dims[4] = {x->rank == 4 ? x->dims[0] : -1, cout, -1, -1};
-  for (int i = 0; i < 2; i++) {
-    int64_t in = x->rank == 4 ? x->dims[2 + i] : -1;
+  int64_t dims[5] = {x->dims[0], cout, -1, -1, -1};
+  for (int i = 0; i < n; i++) {
+    int64_t in = x->dims[2 + i];
     /* (in - 1) * stride - pads + dilation * (k - 1) + output_padding + 1 */
     int64_t grow = dim_add(dim_mul(in - 1, s.strides[i]), dim_add(dim_mul(s.dilations[i], s.kernel[i] - 1), op[i] + 1));
-    int64_t pads = dim_add(s.pads[i], s.pads[2 + i]);
+    int64_t pads = dim_add(s.pads[i], s.pads[n + i]);
     dims[2 + i] = in >= 1 && grow >= 0 && pads >= 0 && grow >= pads ? grow - pads : -1;
   }
-  return finish(I, &e, x->elem, 4, dims);
+  return finish(I, &e, x->elem, n + 2, dims);
 }
 
 /* Resize (opset 11 on) of a 4-D NCHW input over H and W: image.resize2d.
 ** The output size from `sizes`, or from `scales` and the input's static
 ** H and W (floor(in * scale)); batch and channels unscaled. */
+/* Upsample (opsets 7 to 9) and Resize before opset 11 (4-D): scales as an
+** attribute (before opset 9) or a constant input; each output size is
+** floor(input size * scale), the coordinates asymmetric (output x maps to
+** x / scale), nearest rounds down (as torch's nearest upsampling), linear
+** is bilinear. */
+static bool cv_upsample(Importer *I) {
+  if (!need_inputs(I, 1)) return false;
+  Value *x = input(I, 0);
+  if (x->rank != 4) return node_error(I, "only 4-D (NCHW) inputs are supported");
+  float sc[4];
+  if (I->opset < 9) {
+    const Onnx__AttributeProto *a = attr(I, "scales");
+    if (!a || a->n_floats != 4) return node_error(I, "needs 4 scales");
+    for (int i = 0; i < 4; i++) sc[i] = a->floats[i];
+  } else {
+    Value *scales = input(I, 1);
+    if (!scales || !scales->cdata || const_numel(scales->cdata) != 4 || scales->cdata->dtype.code != DT_FLOAT ||
+        scales->cdata->dtype.bits != 32)
+      return node_error(I, "needs constant float32 scales (4)");
+    memcpy(sc, scales->cdata->data, sizeof sc);
+  }
+  if (sc[0] != 1 || sc[1] != 1) return node_error(I, "resizing batch or channels is not supported");
+  int64_t out[2];
+  for (int i = 0; i < 2; i++) {
+    if (x->dims[2 + i] < 0) return node_error(I, "needs the input's static height and width");
+    double v = floor((double)x->dims[2 + i] * sc[2 + i]);
+    if (!(v >= 1 && v <= (double)(1 << 24))) return node_error(I, "scale %g gives an output size out of range", sc[2 + i]);
+    out[i] = (int64_t)v;
+  }
+  char mb[32];
+  const char *mode = attr_str(I, "mode", "nearest", mb, sizeof mb);
+  bool nearest = strcmp(mode, "nearest") == 0;
+  if (!nearest && strcmp(mode, "linear") != 0 && strcmp(mode, "bilinear") != 0)
+    return node_error(I, "mode '%s' is not supported (nearest and linear are)", mode);
+  StrBuf e = {0};
+  sb_printf(&e, "image.resize2d(%s, size=[%lld, %lld], method=\"%s\", coordinate_transformation_mode=\"asymmetric\", "
+            "rounding_method=\"%s\")", x->expr, (long long)out[0], (long long)out[1],
+            nearest ? "nearest_neighbor" : "linear", nearest ? "floor" : "");
+  int64_t dims[4] = {x->dims[0], x->dims[1], out[0], out[1]};
+  return finish(I, &e, x->elem, 4, dims);
+}
+
 static bool cv_resize(Importer *I) {
   if (!need_inputs(I, 1)) return false;
   Value *x = input(I, 0);
-  if (I->opset < 11) return node_error(I, "Resize before opset 11 is not supported yet");
+  if (I->opset < 11) return cv_upsample(I);
   if (x->rank != 4) return node_error(I, "only 4-D (NCHW) inputs are supported");
   Value *roi = input(I, 1), *scales = input(I, 2), *sizes = input(I, 3);
   int64_t out[2];
@@ -1782,6 +1977,1036 @@ static bool cv_resize(Importer *I) {
   return finish(I, &e, x->elem, 4, dims);
 }
 
+/* {==== More operators ====}
+** Elementwise functions, reductions and data movement that the ONNX
+** backend node tests exercise (tests/onnx/node_suite.py), written in terms
+** of Relay's operators. */
+
+/* Binds e to a fresh let variable and writes its name into var (32 bytes);
+** returns var. For results used more than once, or projected with .N. */
+static const char *let_tmp(Importer *I, const char *e, char *var) {
+  snprintf(var, 32, "%%v%d", I->tmp++);
+  sb_printf(&I->body, "  let %s = %s;\n", var, e);
+  return var;
+}
+
+/* A scalar literal of value v with the element type elem: a float suffix,
+** i64/i16 or a plain int32, else a cast of an int32 literal. */
+static void put_lit(Importer *I, StrBuf *sb, int elem, double v) {
+  DType t;
+  if (!elem_dtype(elem, &t) || t.code == DT_FLOAT) {
+    put_float_lit(I, sb, elem, v);
+  } else if (t.code == DT_INT && t.bits == 64) {
+    sb_printf(sb, "%lldi64", (long long)v);
+  } else if (t.code == DT_INT && t.bits == 32) {
+    sb_printf(sb, "%lld", (long long)v);
+  } else if (t.code == DT_INT && t.bits == 16) {
+    sb_printf(sb, "%lldi16", (long long)v);
+  } else {
+    char buf[32];
+    sb_printf(sb, "cast(%lld, dtype=\"%s\")", (long long)v, dtype_name(t, buf));
+  }
+}
+
+/* A unary function written as a template: every "X" in fmt is the input
+** expression and every "A", "B", "C" the literal of alpha, beta, gamma in the
+** input's element type. */
+static bool unary_fmt(Importer *I, const char *fmt, double alpha, double beta, double gamma) {
+  if (!need_inputs(I, 1)) return false;
+  Value *x = input(I, 0);
+  char var[32];
+  const char *xv = x->expr;
+  int uses = 0;
+  for (const char *p = fmt; *p; p++) uses += *p == 'X';
+  if (uses > 1 && !x->cdata && x->expr[0] != '%') xv = let_tmp(I, x->expr, var);
+  StrBuf e = {0};
+  for (const char *p = fmt; *p; p++) {
+    if (*p == 'X') sb_puts(&e, xv);
+    else if (*p == 'A') put_lit(I, &e, x->elem, alpha);
+    else if (*p == 'B') put_lit(I, &e, x->elem, beta);
+    else if (*p == 'C') put_lit(I, &e, x->elem, gamma);
+    else sb_putc(&e, *p);
+  }
+  return finish(I, &e, x->elem, x->rank, x->dims);
+}
+
+static bool cv_acos(Importer *I) { return cv_unary(I, "acos"); }
+static bool cv_acosh(Importer *I) { return cv_unary(I, "acosh"); }
+static bool cv_asin(Importer *I) { return cv_unary(I, "asin"); }
+static bool cv_asinh(Importer *I) { return cv_unary(I, "asinh"); }
+static bool cv_atan(Importer *I) { return cv_unary(I, "atan"); }
+static bool cv_atanh(Importer *I) { return cv_unary(I, "atanh"); }
+static bool cv_tan(Importer *I) { return cv_unary(I, "tan"); }
+static bool cv_sinh(Importer *I) { return cv_unary(I, "sinh"); }
+static bool cv_cosh(Importer *I) { return cv_unary(I, "cosh"); }
+static bool cv_sign(Importer *I) { return cv_unary(I, "sign"); }
+static bool cv_reciprocal(Importer *I) { return unary_fmt(I, "divide(A, X)", 1, 0, 0); }
+static bool cv_softplus(Importer *I) { return unary_fmt(I, "log(add(exp(X), A))", 1, 0, 0); }
+static bool cv_softsign(Importer *I) { return unary_fmt(I, "divide(X, add(abs(X), A))", 1, 0, 0); }
+
+static bool cv_elu(Importer *I) {
+  return unary_fmt(I, "where(less(X, B), multiply(A, subtract(exp(X), C)), X)", attr_float(I, "alpha", 1), 0, 1);
+}
+
+static bool cv_celu(Importer *I) {
+  double a = attr_float(I, "alpha", 1);
+  return unary_fmt(I, "add(maximum(X, C), minimum(C, multiply(A, subtract(exp(divide(X, A)), B))))", a, 1, 0);
+}
+
+static bool cv_selu(Importer *I) {
+  double a = attr_float(I, "alpha", 1.67326319217681884765625), g = attr_float(I, "gamma", 1.05070102214813232421875);
+  return unary_fmt(I, "multiply(B, where(greater(X, C), X, multiply(A, subtract(exp(X), B))))", a, g, 0);
+}
+
+static bool cv_thresholded_relu(Importer *I) {
+  return unary_fmt(I, "where(greater(X, A), X, zeros_like(X))", attr_float(I, "alpha", 1), 0, 0);
+}
+
+static bool cv_shrink(Importer *I) {
+  double l = attr_float(I, "lambd", 0.5), b = attr_float(I, "bias", 0);
+  return unary_fmt(I, "where(less(X, negative(A)), add(X, B), where(greater(X, A), subtract(X, B), zeros_like(X)))",
+                   l, b, 0);
+}
+
+/* IsInf with detect_positive and detect_negative. */
+static bool cv_isinf(Importer *I) {
+  if (!need_inputs(I, 1)) return false;
+  Value *x = input(I, 0);
+  bool pos = attr_int(I, "detect_positive", 1) != 0, neg = attr_int(I, "detect_negative", 1) != 0;
+  StrBuf e = {0};
+  if (pos && neg) sb_printf(&e, "isinf(%s)", x->expr);
+  else if (pos || neg) sb_printf(&e, "logical_and(isinf(%s), %s(%s, zeros_like(%s)))", x->expr,
+                                 pos ? "greater" : "less", x->expr, x->expr);
+  else sb_printf(&e, "zeros_like(isinf(%s))", x->expr);
+  return finish(I, &e, ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, x->rank, x->dims);
+}
+
+static bool cv_isnan(Importer *I) {
+  if (!need_inputs(I, 1)) return false;
+  Value *x = input(I, 0);
+  StrBuf e = {0};
+  sb_printf(&e, "isnan(%s)", x->expr);
+  return finish(I, &e, ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, x->rank, x->dims);
+}
+
+/* PRelu: the slope broadcasts to the input (unidirectionally). */
+static bool cv_prelu(Importer *I) {
+  if (!need_inputs(I, 2)) return false;
+  Value *x = input(I, 0), *s = input(I, 1);
+  char var[32];
+  const char *xv = x->expr[0] == '%' ? x->expr : let_tmp(I, x->expr, var);
+  StrBuf e = {0};
+  sb_printf(&e, "where(less(%s, zeros_like(%s)), multiply(%s, %s), %s)", xv, xv, xv, s->expr, xv);
+  return finish(I, &e, x->elem, x->rank, x->dims);
+}
+
+static bool cv_xor(Importer *I) { return cv_binary(I, "logical_xor", true); }
+static bool cv_greater_equal(Importer *I) { return cv_binary(I, "greater_equal", true); }
+static bool cv_less_equal(Importer *I) { return cv_binary(I, "less_equal", true); }
+
+static bool cv_bit_shift(Importer *I) {
+  char buf[16];
+  const char *dir = attr_str(I, "direction", "", buf, sizeof buf);
+  if (strcmp(dir, "LEFT") == 0) return cv_binary(I, "left_shift", false);
+  if (strcmp(dir, "RIGHT") == 0) return cv_binary(I, "right_shift", false);
+  return node_error(I, "direction '%s' is not LEFT or RIGHT", dir);
+}
+
+/* Mod: fmod 0 takes the divisor's sign (floor_mod), fmod 1 the dividend's
+** (C's fmod: trunc_mod). */
+static bool cv_mod(Importer *I) {
+  DType t;
+  bool fmod = attr_int(I, "fmod", 0) != 0;
+  if (!need_inputs(I, 2)) return false;
+  if (elem_dtype(input(I, 0)->elem, &t) && t.code == DT_FLOAT && !fmod)
+    return node_error(I, "fmod 0 on floating-point inputs is not valid ONNX");
+  return cv_binary(I, fmod ? "trunc_mod" : "floor_mod", false);
+}
+
+/* Mean of any number of inputs: their sum over their count. */
+static bool cv_mean(Importer *I) {
+  if (!need_inputs(I, 1)) return false;
+  size_t n = I->node->n_input;
+  if (!cv_variadic(I, "add")) return false;
+  Value *s = find_value(I, I->node->output[0]);
+  if (!s || n == 1) return true;
+  StrBuf e = {0};
+  sb_printf(&e, "divide(%s, ", s->expr);
+  put_lit(I, &e, s->elem, (double)n);
+  sb_putc(&e, ')');
+  Value sv = *s;
+  return finish(I, &e, sv.elem, sv.rank, sv.dims);
+}
+
+/* CastLike: a cast to the second input's element type. */
+static bool cv_cast_like(Importer *I) {
+  if (!need_inputs(I, 2)) return false;
+  Value *x = input(I, 0), *like = input(I, 1);
+  StrBuf e = {0};
+  sb_printf(&e, "cast(%s, dtype=\"%s\")", x->expr, elem_relay(like->elem));
+  return finish(I, &e, like->elem, x->rank, x->dims);
+}
+
+/* Size: the element count, a constant when the shape is static. */
+static bool cv_size(Importer *I) {
+  if (!need_inputs(I, 1)) return false;
+  Value *x = input(I, 0);
+  if (x->rank < 0) return node_error(I, "needs the input's rank");
+  int64_t n = 1;
+  for (int i = 0; i < x->rank; i++) n = dim_mul(n, x->dims[i]);
+  if (n < 0) return node_error(I, "needs a static input shape");
+  fold_output(I, 0, &n, 1, true);
+  return true;
+}
+
+/* ArgMax and ArgMin: Relay's give int32 indices, ONNX's int64. */
+static bool arg_reduce(Importer *I, const char *op) {
+  if (!need_inputs(I, 1)) return false;
+  Value *x = input(I, 0);
+  if (x->rank < 0) return node_error(I, "needs the input's rank");
+  int64_t axis = attr_int(I, "axis", 0);
+  if (axis < 0) axis += x->rank;
+  if (axis < 0 || axis >= x->rank) return node_error(I, "axis %lld is out of range", (long long)attr_int(I, "axis", 0));
+  bool keep = attr_int(I, "keepdims", 1) != 0, last = attr_int(I, "select_last_index", 0) != 0;
+  StrBuf e = {0};
+  sb_printf(&e, "cast(%s(%s, axis=[%lld], keepdims=%s, select_last_index=%s), dtype=\"int64\")", op, x->expr,
+            (long long)axis, keep ? "True" : "False", last ? "True" : "False");
+  int64_t dims[MAX_RANK];
+  int r = 0;
+  for (int i = 0; i < x->rank; i++)
+    if (i != axis) dims[r++] = x->dims[i];
+    else if (keep) dims[r++] = 1;
+  return finish(I, &e, ONNX__TENSOR_PROTO__DATA_TYPE__INT64, r, dims);
+}
+
+static bool cv_argmax(Importer *I) { return arg_reduce(I, "argmax"); }
+static bool cv_argmin(Importer *I) { return arg_reduce(I, "argmin"); }
+
+/* An index tensor with negative entries counted from the end of an axis
+** of size dim (ONNX's rule): where(idx < 0, idx + dim, idx). */
+static void put_wrapped_index(Importer *I, StrBuf *e, const Value *idx, int64_t dim) {
+  if (idx->cdata) {
+    int64_t v[FOLD_MAX];
+    int n = const_ints(idx, v, FOLD_MAX);
+    bool neg = n < 0;
+    for (int i = 0; i < n; i++) neg |= v[i] < 0;
+    if (!neg) {
+      sb_puts(e, idx->expr);
+      return;
+    }
+  }
+  sb_printf(e, "where(less(%s, ", idx->expr);
+  put_lit(I, e, idx->elem, 0);
+  sb_printf(e, "), add(%s, ", idx->expr);
+  put_lit(I, e, idx->elem, (double)dim);
+  sb_printf(e, "), %s)", idx->expr);
+}
+
+/* GatherElements: Relay's gather. */
+static bool cv_gather_elements(Importer *I) {
+  if (!need_inputs(I, 2)) return false;
+  Value *x = input(I, 0), *idx = input(I, 1);
+  if (x->rank < 0) return node_error(I, "needs the input's rank");
+  int64_t axis = attr_int(I, "axis", 0);
+  if (axis < 0) axis += x->rank;
+  if (axis < 0 || axis >= x->rank || x->dims[axis] < 0) return node_error(I, "needs a static axis in range");
+  StrBuf e = {0};
+  sb_printf(&e, "gather(%s, ", x->expr);
+  put_wrapped_index(I, &e, idx, x->dims[axis]);
+  sb_printf(&e, ", axis=%lld)", (long long)axis);
+  return finish(I, &e, x->elem, idx->rank, idx->dims);
+}
+
+/* GatherND: ONNX indexes with the last axis of the indices, Relay's
+** gather_nd with the first: the indices are transposed. */
+static bool cv_gather_nd(Importer *I) {
+  if (!need_inputs(I, 2)) return false;
+  Value *x = input(I, 0), *idx = input(I, 1);
+  int64_t b = attr_int(I, "batch_dims", 0);
+  if (x->rank < 0 || idx->rank < 1 || idx->dims[idx->rank - 1] < 0) return node_error(I, "needs static index shapes");
+  int64_t m = idx->dims[idx->rank - 1];
+  if (b < 0 || b + m > x->rank) return node_error(I, "index depth %lld is out of range", (long long)m);
+  StrBuf e = {0};
+  sb_printf(&e, "gather_nd(%s, transpose(%s, axes=[%d", x->expr, idx->expr, idx->rank - 1);
+  for (int i = 0; i < idx->rank - 1; i++) sb_printf(&e, ", %d", i);
+  sb_printf(&e, "]), batch_dims=%lld)", (long long)b);
+  int64_t dims[MAX_RANK];
+  int r = 0;
+  for (int i = 0; i < idx->rank - 1 && r < MAX_RANK; i++) dims[r++] = idx->dims[i];
+  for (int64_t i = b + m; i < x->rank && r < MAX_RANK; i++) dims[r++] = x->dims[i];
+  if (r > MAX_RANK - 1 && idx->rank - 1 + x->rank - b - m > MAX_RANK) {
+    sb_free(&e);
+    return node_error(I, "the result's rank is over %d", MAX_RANK);
+  }
+  return finish(I, &e, x->elem, r, dims);
+}
+
+/* Tile: constant repeats. */
+static bool cv_tile(Importer *I) {
+  if (!need_inputs(I, 2)) return false;
+  Value *x = input(I, 0);
+  int64_t reps[MAX_RANK];
+  int n = const_ints(input(I, 1), reps, MAX_RANK);
+  if (n < 0) return node_error(I, "repeats that are not a constant are not supported");
+  if (n != x->rank) return node_error(I, "needs one repeat per axis of the input");
+  StrBuf e = {0};
+  sb_printf(&e, "tile(%s, reps=", x->expr);
+  put_ints(&e, reps, n);
+  sb_putc(&e, ')');
+  int64_t dims[MAX_RANK];
+  for (int i = 0; i < n; i++) dims[i] = dim_mul(x->dims[i], reps[i]);
+  return finish(I, &e, x->elem, n, dims);
+}
+
+/* DepthToSpace (DCR or CRD) and SpaceToDepth, 4-D NCHW. */
+static bool sub_pixel(Importer *I, bool to_space) {
+  if (!need_inputs(I, 1)) return false;
+  Value *x = input(I, 0);
+  if (x->rank != 4) return node_error(I, "needs a 4-D input");
+  int64_t bs = attr_int(I, "blocksize", 0);
+  if (bs <= 0) return node_error(I, "needs a positive blocksize");
+  char buf[8];
+  const char *mode = attr_str(I, "mode", "DCR", buf, sizeof buf);
+  if (strcmp(mode, "DCR") != 0 && strcmp(mode, "CRD") != 0) return node_error(I, "mode '%s' is not supported", mode);
+  StrBuf e = {0};
+  int64_t dims[4] = {x->dims[0], x->dims[1], x->dims[2], x->dims[3]};
+  if (to_space) {
+    sb_printf(&e, "nn.depth_to_space(%s, block_size=%lld, mode=\"%s\")", x->expr, (long long)bs, mode);
+    dims[1] = dims[1] < 0 ? -1 : dims[1] / (bs * bs);
+    dims[2] = dim_mul(dims[2], bs);
+    dims[3] = dim_mul(dims[3], bs);
+  } else {
+    sb_printf(&e, "nn.space_to_depth(%s, block_size=%lld)", x->expr, (long long)bs);
+    dims[1] = dim_mul(dims[1], bs * bs);
+    dims[2] = dims[2] < 0 ? -1 : dims[2] / bs;
+    dims[3] = dims[3] < 0 ? -1 : dims[3] / bs;
+  }
+  return finish(I, &e, x->elem, 4, dims);
+}
+
+static bool cv_depth_to_space(Importer *I) { return sub_pixel(I, true); }
+static bool cv_space_to_depth(Importer *I) { return sub_pixel(I, false); }
+
+/* Writes v (as a double) into element i of the constant c. */
+static void const_set(ConstData *c, int64_t i, double v) {
+  void *p = (char *)c->data + i * (c->dtype.bits == 1 ? 1 : c->dtype.bits / 8);
+  if (c->dtype.code == DT_FLOAT && c->dtype.bits == 32) *(float *)p = (float)v;
+  else if (c->dtype.code == DT_FLOAT && c->dtype.bits == 64) *(double *)p = v;
+  else if (c->dtype.bits == 64) *(int64_t *)p = (int64_t)v;
+  else if (c->dtype.bits == 32) *(int32_t *)p = (int32_t)v;
+  else if (c->dtype.bits == 16) *(int16_t *)p = (int16_t)v;
+  else *(int8_t *)p = (int8_t)v;
+}
+
+/* EyeLike: a constant with ones on diagonal k of the input's (static)
+** 2-D shape. */
+static bool cv_eye_like(Importer *I) {
+  if (!need_inputs(I, 1)) return false;
+  Value *x = input(I, 0);
+  if (x->rank != 2 || x->dims[0] < 0 || x->dims[1] < 0) return node_error(I, "needs a static 2-D input");
+  int elem = (int)attr_int(I, "dtype", x->elem);
+  DType t;
+  if (!elem_dtype(elem, &t) || (t.code == DT_FLOAT && t.bits == 16))
+    return node_error(I, "element type %s is not supported", elem_name(elem));
+  if (dim_mul(x->dims[0], x->dims[1]) > (1 << 24)) return node_error(I, "the input is too large");
+  int64_t k = attr_int(I, "k", 0);
+  ConstData *c = const_new(t, 2, x->dims);
+  for (int64_t i = 0; i < x->dims[0] && k > -x->dims[0] && k < x->dims[1]; i++)
+    if (i + k >= 0 && i + k < x->dims[1]) const_set(c, i * x->dims[1] + i + k, 1);
+  const_value(I, I->node->output[0], c, elem, false);
+  return true;
+}
+
+/* Trilu: the input where a mask of its last two axes keeps it (j - i >= k
+** for upper, j - i <= k for lower), else zero. The mask is a constant, or
+** with k computed at run time the comparison of a constant j - i with k. */
+static bool cv_trilu(Importer *I) {
+  if (!need_inputs(I, 1)) return false;
+  Value *x = input(I, 0), *kv = input(I, 1);
+  int64_t k = 0;
+  bool dyn = kv && const_ints(kv, &k, 1) != 1;
+  if (dyn && (kv->rank > 0 || kv->elem != ONNX__TENSOR_PROTO__DATA_TYPE__INT64))
+    return node_error(I, "k must be an int64 scalar");
+  if (x->rank < 2 || x->dims[x->rank - 2] < 0 || x->dims[x->rank - 1] < 0)
+    return node_error(I, "needs static last two axes");
+  int64_t n = x->dims[x->rank - 2], m = x->dims[x->rank - 1];
+  if (dim_mul(n, m) < 0 || dim_mul(n, m) > (1 << 24)) return node_error(I, "the input is too large");
+  bool upper = attr_int(I, "upper", 1) != 0;
+  int64_t shape[2] = {n, m};
+  StrBuf e = {0};
+  if (dyn) {
+    ConstData *c = const_new((DType){DT_INT, 64, 1}, 2, shape);
+    for (int64_t i = 0; i < n; i++)
+      for (int64_t j = 0; j < m; j++) ((int64_t *)c->data)[i * m + j] = j - i;
+    Value *diff = const_value(I, "", c, ONNX__TENSOR_PROTO__DATA_TYPE__INT64, false);
+    sb_printf(&e, "where(%s(%s, %s), %s, zeros_like(%s))", upper ? "greater_equal" : "less_equal", diff->expr,
+              kv->expr, x->expr, x->expr);
+    return finish(I, &e, x->elem, x->rank, x->dims);
+  }
+  ConstData *c = const_new((DType){DT_UINT, 1, 1}, 2, shape);
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = 0; j < m; j++) ((uint8_t *)c->data)[i * m + j] = upper ? j - i >= k : j - i <= k;
+  Value *mask = const_value(I, "", c, ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, false);
+  sb_printf(&e, "where(%s, %s, zeros_like(%s))", mask->expr, x->expr, x->expr);
+  return finish(I, &e, x->elem, x->rank, x->dims);
+}
+
+/* Range of constant scalars: a constant. */
+static bool cv_range(Importer *I) {
+  if (!need_inputs(I, 3)) return false;
+  double s, l, d;
+  Value *sv = input(I, 0);
+  if (!const_scalar(sv, &s) || !const_scalar(input(I, 1), &l) || !const_scalar(input(I, 2), &d))
+    return node_error(I, "start, limit and delta that are not constants are not supported");
+  DType t;
+  if (!elem_dtype(sv->elem, &t) || (t.code == DT_FLOAT && t.bits == 16) || d == 0)
+    return node_error(I, "needs a nonzero delta of a float32, float64 or integer type");
+  double count = ceil((l - s) / d);
+  if (count < 0) count = 0;
+  if (count > (1 << 24)) return node_error(I, "the range is too long");
+  int64_t n = (int64_t)count;
+  ConstData *c = const_new(t, 1, &n);
+  for (int64_t i = 0; i < n; i++) const_set(c, i, s + (double)i * d);
+  const_value(I, I->node->output[0], c, sv->elem, false);
+  return true;
+}
+
+/* OneHot: a constant depth; values [off, on]; negative indices count from
+** the end. */
+static bool cv_one_hot(Importer *I) {
+  if (!need_inputs(I, 3)) return false;
+  Value *idx = input(I, 0), *vals = input(I, 2);
+  double depth;
+  if (!const_scalar(input(I, 1), &depth)) return node_error(I, "a depth that is not a constant is not supported");
+  if (depth < 1 || depth > (1 << 24)) return node_error(I, "depth %g is out of range", depth);
+  if (idx->rank < 0 || idx->rank >= MAX_RANK) return node_error(I, "needs the indices' rank");
+  int64_t axis = attr_int(I, "axis", -1);
+  if (axis < 0) axis += idx->rank + 1;
+  if (axis < 0 || axis > idx->rank) return node_error(I, "axis is out of range");
+  char var[32];
+  const char *vv = vals->expr[0] == '%' || vals->cdata ? vals->expr : let_tmp(I, vals->expr, var);
+  StrBuf e = {0};
+  sb_puts(&e, "one_hot(");
+  /* ONNX allows float indices: cast to int64 (towards zero). */
+  Value wrapped = *idx;
+  DType it;
+  char ivar[32];
+  if (elem_dtype(idx->elem, &it) && it.code == DT_FLOAT) {
+    StrBuf c = {0};
+    sb_printf(&c, "cast(%s, dtype=\"int64\")", idx->expr);
+    wrapped.expr = (char *)let_tmp(I, sb_str(&c), ivar);
+    wrapped.elem = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+    wrapped.cdata = NULL;
+    sb_free(&c);
+  }
+  put_wrapped_index(I, &e, &wrapped, (int64_t)depth);
+  sb_printf(&e, ", take(%s, 1), take(%s, 0), depth=%lld, axis=%lld, dtype=\"%s\")", vv, vv, (long long)depth,
+            (long long)axis, elem_relay(vals->elem));
+  int64_t dims[MAX_RANK];
+  int r = 0;
+  for (int i = 0; i <= idx->rank; i++) dims[r++] = i == axis ? (int64_t)depth : idx->dims[i < axis ? i : i - 1];
+  return finish(I, &e, vals->elem, r, dims);
+}
+
+/* CumSum: a constant axis; exclusive and reverse. */
+static bool cv_cumsum(Importer *I) {
+  if (!need_inputs(I, 2)) return false;
+  Value *x = input(I, 0);
+  int64_t axis;
+  if (const_ints(input(I, 1), &axis, 1) != 1) return node_error(I, "an axis that is not a constant is not supported");
+  if (x->rank < 0) return node_error(I, "needs the input's rank");
+  if (axis < 0) axis += x->rank;
+  if (axis < 0 || axis >= x->rank) return node_error(I, "axis is out of range");
+  bool excl = attr_int(I, "exclusive", 0) != 0, rev = attr_int(I, "reverse", 0) != 0;
+  StrBuf e = {0};
+  if (rev) sb_puts(&e, "reverse(");
+  sb_puts(&e, "cumsum(");
+  if (rev) sb_printf(&e, "reverse(%s, axis=%lld)", x->expr, (long long)axis);
+  else sb_puts(&e, x->expr);
+  sb_printf(&e, ", axis=%lld, exclusive=%s)", (long long)axis, excl ? "True" : "False");
+  if (rev) sb_printf(&e, ", axis=%lld)", (long long)axis);
+  return finish(I, &e, x->elem, x->rank, x->dims);
+}
+
+/* Hardmax (opset 13 on, or the last axis): one_hot of the first maximum. */
+static bool cv_hardmax(Importer *I) {
+  if (!need_inputs(I, 1)) return false;
+  Value *x = input(I, 0);
+  if (x->rank < 1) return node_error(I, "needs the input's rank");
+  int64_t axis = attr_int(I, "axis", I->opset >= 13 ? -1 : 1);
+  if (axis < 0) axis += x->rank;
+  if (axis < 0 || axis >= x->rank || x->dims[axis] < 0) return node_error(I, "needs a static axis in range");
+  if (I->opset < 13 && axis != x->rank - 1)
+    return node_error(I, "axis %lld of a rank-%d input flattens it (before opset 13): not supported yet",
+                      (long long)axis, x->rank);
+  StrBuf e = {0};
+  sb_printf(&e, "one_hot(argmax(%s, axis=[%lld]), ", x->expr, (long long)axis);
+  put_lit(I, &e, x->elem, 1);
+  sb_puts(&e, ", ");
+  put_lit(I, &e, x->elem, 0);
+  sb_printf(&e, ", depth=%lld, axis=%lld, dtype=\"%s\")", (long long)x->dims[axis], (long long)axis,
+            elem_relay(x->elem));
+  return finish(I, &e, x->elem, x->rank, x->dims);
+}
+
+/* Einsum: Relay's, over the tuple of the inputs. */
+static bool cv_einsum(Importer *I) {
+  if (!need_inputs(I, 1)) return false;
+  const Onnx__AttributeProto *a = attr(I, "equation");
+  if (!a || !a->s.len) return node_error(I, "needs an equation");
+  char eq[256];
+  attr_str(I, "equation", "", eq, sizeof eq);
+  for (const char *p = eq; *p; p++)
+    if (*p == '"' || *p == '\\') return node_error(I, "the equation holds a character that is not valid");
+  StrBuf e = {0};
+  sb_puts(&e, "einsum((");
+  for (size_t i = 0; i < I->node->n_input; i++) {
+    Value *v = input(I, i);
+    if (!v) {
+      sb_free(&e);
+      return false;
+    }
+    sb_printf(&e, "%s%s", i ? ", " : "", v->expr);
+  }
+  sb_printf(&e, "%s), equation=\"%s\")", I->node->n_input == 1 ? "," : "", eq);
+  return finish(I, &e, input(I, 0)->elem, -1, NULL);
+}
+
+static bool cv_instance_norm(Importer *I) {
+  if (!need_inputs(I, 3)) return false;
+  Value *x = input(I, 0);
+  StrBuf e = {0};
+  sb_printf(&e, "nn.instance_norm(%s, %s, %s, axis=1, epsilon=", x->expr, input(I, 1)->expr, input(I, 2)->expr);
+  put_float_lit(I, &e, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, attr_float(I, "epsilon", 1e-5));
+  sb_putc(&e, ')');
+  return finish(I, &e, x->elem, x->rank, x->dims);
+}
+
+static bool cv_lrn(Importer *I) {
+  if (!need_inputs(I, 1)) return false;
+  Value *x = input(I, 0);
+  int64_t size = attr_int(I, "size", 0);
+  if (size <= 0) return node_error(I, "needs a positive size");
+  StrBuf e = {0};
+  sb_printf(&e, "nn.lrn(%s, size=%lld, axis=1, alpha=", x->expr, (long long)size);
+  put_float_lit(I, &e, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, attr_float(I, "alpha", 1e-4));
+  sb_puts(&e, ", beta=");
+  put_float_lit(I, &e, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, attr_float(I, "beta", 0.75));
+  sb_puts(&e, ", bias=");
+  put_float_lit(I, &e, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, attr_float(I, "bias", 1));
+  sb_putc(&e, ')');
+  return finish(I, &e, x->elem, x->rank, x->dims);
+}
+
+/* x normalized over axes (mean 0, variance 1 with eps added): binds the
+** centred input, its inverse deviation (keepdims) and returns the lets'
+** names in d and inv (32 bytes each). The mean goes to mean when asked. */
+static void normalize(Importer *I, const Value *x, const int64_t *axes, int n, double eps, char *d, char *inv,
+                      char *mean) {
+  StrBuf e = {0}, ax = {0};
+  put_ints(&ax, axes, n);
+  char mv[32];
+  sb_printf(&e, "mean(%s, axis=%s, keepdims=True)", x->expr, sb_str(&ax));
+  let_tmp(I, sb_str(&e), mean ? mean : mv);
+  sb_clear(&e);
+  sb_printf(&e, "subtract(%s, %s)", x->expr, mean ? mean : mv);
+  let_tmp(I, sb_str(&e), d);
+  sb_clear(&e);
+  sb_printf(&e, "divide(");
+  put_lit(I, &e, x->elem, 1);
+  sb_printf(&e, ", sqrt(add(mean(multiply(%s, %s), axis=%s, keepdims=True), ", d, d, sb_str(&ax));
+  put_lit(I, &e, x->elem, eps);
+  sb_puts(&e, ")))");
+  let_tmp(I, sb_str(&e), inv);
+  sb_free(&e);
+  sb_free(&ax);
+}
+
+static bool cv_mvn(Importer *I) {
+  if (!need_inputs(I, 1)) return false;
+  Value *x = input(I, 0);
+  int64_t axes[MAX_RANK] = {0, 2, 3};
+  int n = attr_ints(I, "axes", axes, MAX_RANK);
+  if (n < 0) n = 3;
+  if (x->rank < 0) return node_error(I, "needs the input's rank");
+  for (int i = 0; i < n; i++) {
+    if (axes[i] < 0) axes[i] += x->rank;
+    if (axes[i] < 0 || axes[i] >= x->rank) return node_error(I, "axis is out of range");
+  }
+  char d[32], inv[32];
+  normalize(I, x, axes, n, 1e-9, d, inv, NULL);
+  StrBuf e = {0};
+  sb_printf(&e, "multiply(%s, %s)", d, inv);
+  return finish(I, &e, x->elem, x->rank, x->dims);
+}
+
+/* LayerNormalization over axis onwards, with the mean and inverse
+** deviation outputs: written out (nn.layer_norm takes one axis). */
+static bool layer_norm_general(Importer *I, const Value *x, const Value *g, const Value *b, int64_t axis) {
+  int64_t axes[MAX_RANK];
+  int n = 0;
+  for (int64_t i = axis; i < x->rank; i++) axes[n++] = i;
+  char d[32], inv[32], mean[32];
+  normalize(I, x, axes, n, attr_float(I, "epsilon", 1e-5), d, inv, mean);
+  StrBuf e = {0};
+  sb_printf(&e, "multiply(multiply(%s, %s), %s)", d, inv, g->expr);
+  if (b) {
+    StrBuf s = {0};
+    sb_printf(&s, "add(%s, %s)", sb_str(&e), b->expr);
+    sb_free(&e);
+    e = s;
+  }
+  int64_t kd[MAX_RANK];
+  for (int i = 0; i < x->rank; i++) kd[i] = i < axis ? x->dims[i] : 1;
+  Value xv = *x;
+  bind_output(I, 0, sb_str(&e), xv.elem, xv.rank, xv.dims);
+  sb_free(&e);
+  if (I->node->n_output > 1 && *I->node->output[1]) bind_output(I, 1, mean, xv.elem, xv.rank, kd);
+  if (I->node->n_output > 2 && *I->node->output[2]) bind_output(I, 2, inv, xv.elem, xv.rank, kd);
+  return true;
+}
+
+/* Round: half to even, as ONNX rounds (Relay's round takes halves away from
+** zero): 2 * round(x / 2) where x is halfway between two integers. */
+static bool cv_round(Importer *I) {
+  return unary_fmt(I, "where(equal(abs(subtract(X, trunc(X))), A), multiply(B, round(divide(X, B))), round(X))", 0.5,
+                   2, 0);
+}
+
+/* The negative log-likelihood loss of the log-probabilities lp (the shape
+** of x, classes on axis 1) at the classes t, weighted by w (or NULL), as
+** output 0: reduction none, sum or mean (over the weights of the targets);
+** targets equal to ignore_index weigh 0. */
+static bool nll_loss(Importer *I, const char *lp, const Value *x, const Value *t, const Value *w) {
+  char buf[16];
+  const char *red = attr_str(I, "reduction", "mean", buf, sizeof buf);
+  if (strcmp(red, "none") != 0 && strcmp(red, "sum") != 0 && strcmp(red, "mean") != 0)
+    return node_error(I, "reduction '%s' is not none, sum or mean", red);
+  if (x->rank < 2 || t->rank != x->rank - 1) return node_error(I, "needs input of rank 2 or more and target of one less");
+  const Onnx__AttributeProto *ii = attr(I, "ignore_index");
+  char mask[32], safe[32], picked[32], wt[32], loss[32];
+  const char *ts = t->expr, *wv = NULL;
+  StrBuf e = {0};
+  if (ii) {
+    sb_printf(&e, "not_equal(%s, ", t->expr);
+    put_lit(I, &e, t->elem, (double)ii->i);
+    sb_putc(&e, ')');
+    let_tmp(I, sb_str(&e), mask);
+    sb_clear(&e);
+    sb_printf(&e, "where(%s, %s, zeros_like(%s))", mask, t->expr, t->expr);
+    ts = let_tmp(I, sb_str(&e), safe);
+    sb_clear(&e);
+  }
+  sb_printf(&e, "squeeze(gather(%s, expand_dims(%s, axis=1), axis=1), axis=[1])", lp, ts);
+  let_tmp(I, sb_str(&e), picked);
+  sb_clear(&e);
+  if (w && ii) sb_printf(&e, "where(%s, take(%s, %s), zeros_like(take(%s, %s)))", mask, w->expr, ts, w->expr, ts);
+  else if (w) sb_printf(&e, "take(%s, %s)", w->expr, ts);
+  else if (ii) sb_printf(&e, "cast(%s, dtype=\"%s\")", mask, elem_relay(x->elem));
+  if (e.len) wv = let_tmp(I, sb_str(&e), wt);
+  sb_clear(&e);
+  if (wv) sb_printf(&e, "negative(multiply(%s, %s))", picked, wv);
+  else sb_printf(&e, "negative(%s)", picked);
+  let_tmp(I, sb_str(&e), loss);
+  sb_clear(&e);
+  if (strcmp(red, "none") == 0) {
+    sb_puts(&e, loss);
+    return finish(I, &e, x->elem, t->rank, t->dims);
+  }
+  if (strcmp(red, "sum") == 0) sb_printf(&e, "sum(%s)", loss);
+  else if (wv) sb_printf(&e, "divide(sum(%s), sum(%s))", loss, wv);
+  else sb_printf(&e, "mean(%s)", loss);
+  return finish(I, &e, x->elem, 0, NULL);
+}
+
+static bool cv_nll_loss(Importer *I) {
+  if (!need_inputs(I, 2)) return false;
+  Value *x = input(I, 0), *t = input(I, 1), *w = input(I, 2);
+  return nll_loss(I, x->expr, x, t, w);
+}
+
+/* SoftmaxCrossEntropyLoss: the loss of log_softmax over axis 1, which is
+** output 1 when asked. */
+static bool cv_sce_loss(Importer *I) {
+  if (!need_inputs(I, 2)) return false;
+  Value *x = input(I, 0), *t = input(I, 1), *w = input(I, 2);
+  char lp[32];
+  StrBuf e = {0};
+  sb_printf(&e, "nn.log_softmax(%s, axis=1)", x->expr);
+  let_tmp(I, sb_str(&e), lp);
+  sb_free(&e);
+  Value xv = *x;
+  if (I->node->n_output > 1 && *I->node->output[1]) bind_output(I, 1, lp, xv.elem, xv.rank, xv.dims);
+  return nll_loss(I, lp, &xv, t, w);
+}
+
+/* ScatterElements (and Scatter before opset 11): Relay's scatter_elements,
+** reduction none (update), add or mul; negative indices count from the
+** end of the axis. */
+static bool cv_scatter_elements(Importer *I) {
+  if (!need_inputs(I, 3)) return false;
+  Value *x = input(I, 0), *idx = input(I, 1), *upd = input(I, 2);
+  if (x->rank < 0) return node_error(I, "needs the input's rank");
+  int64_t axis = attr_int(I, "axis", 0);
+  if (axis < 0) axis += x->rank;
+  if (axis < 0 || axis >= x->rank || x->dims[axis] < 0) return node_error(I, "needs a static axis in range");
+  char buf[16];
+  const char *red = attr_str(I, "reduction", "none", buf, sizeof buf);
+  if (strcmp(red, "none") != 0 && strcmp(red, "add") != 0 && strcmp(red, "mul") != 0)
+    return node_error(I, "reduction '%s' is not supported", red);
+  StrBuf e = {0};
+  sb_printf(&e, "scatter_elements(%s, ", x->expr);
+  put_wrapped_index(I, &e, idx, x->dims[axis]);
+  sb_printf(&e, ", %s, axis=%lld, reduction=\"%s\")", upd->expr, (long long)axis,
+            strcmp(red, "none") == 0 ? "update" : red);
+  return finish(I, &e, x->elem, x->rank, x->dims);
+}
+
+/* ScatterND: the index tuples on the last axis of the indices (ONNX) go
+** to the first (Relay's scatter_nd). */
+static bool cv_scatter_nd(Importer *I) {
+  if (!need_inputs(I, 3)) return false;
+  Value *x = input(I, 0), *idx = input(I, 1), *upd = input(I, 2);
+  if (idx->rank < 1) return node_error(I, "needs the indices' rank");
+  char buf[16];
+  const char *red = attr_str(I, "reduction", "none", buf, sizeof buf);
+  if (strcmp(red, "none") != 0 && strcmp(red, "add") != 0 && strcmp(red, "mul") != 0)
+    return node_error(I, "reduction '%s' is not supported", red);
+  StrBuf e = {0};
+  sb_printf(&e, "scatter_nd(%s, transpose(%s, axes=[%d", x->expr, idx->expr, idx->rank - 1);
+  for (int i = 0; i < idx->rank - 1; i++) sb_printf(&e, ", %d", i);
+  sb_printf(&e, "]), %s, mode=\"%s\")", upd->expr, strcmp(red, "none") == 0 ? "update" : red);
+  return finish(I, &e, x->elem, x->rank, x->dims);
+}
+
+static bool cv_reverse_sequence(Importer *I) {
+  if (!need_inputs(I, 2)) return false;
+  Value *x = input(I, 0), *lens = input(I, 1);
+  StrBuf e = {0};
+  sb_printf(&e, "reverse_sequence(%s, %s, seq_axis=%lld, batch_axis=%lld)", x->expr, lens->expr,
+            (long long)attr_int(I, "time_axis", 0), (long long)attr_int(I, "batch_axis", 1));
+  return finish(I, &e, x->elem, x->rank, x->dims);
+}
+
+/* A per-axis scale or zero point (1-D, along axis of an input of rank
+** rank) reshaped to broadcast against the input; a scalar as it is. */
+static void put_axis_operand(StrBuf *e, const Value *v, int64_t axis, int rank) {
+  if (v->rank != 1 || rank < 0) {
+    sb_puts(e, v->expr);
+    return;
+  }
+  sb_printf(e, "reshape(%s, newshape=[-1", v->expr);
+  for (int64_t i = axis + 1; i < rank; i++) sb_puts(e, ", 1");
+  sb_puts(e, "])");
+}
+
+/* QuantizeLinear: saturate(round_half_even(x / scale) + zero_point), in
+** the zero point's type (uint8 without one). */
+static bool cv_quantize_linear(Importer *I) {
+  if (!need_inputs(I, 2)) return false;
+  Value *x = input(I, 0), *scale = input(I, 1), *zp = input(I, 2);
+  int64_t axis = attr_int(I, "axis", 1);
+  if (axis < 0 && x->rank >= 0) axis += x->rank;
+  int to = zp ? zp->elem : ONNX__TENSOR_PROTO__DATA_TYPE__UINT8;
+  double lo, hi;
+  if (to == ONNX__TENSOR_PROTO__DATA_TYPE__UINT8) lo = 0, hi = 255;
+  else if (to == ONNX__TENSOR_PROTO__DATA_TYPE__INT8) lo = -128, hi = 127;
+  else return node_error(I, "a zero point of type %s is not supported", elem_name(to));
+  StrBuf e = {0};
+  char q[32], r[32];
+  sb_printf(&e, "divide(%s, ", x->expr);
+  put_axis_operand(&e, scale, axis, x->rank);
+  sb_putc(&e, ')');
+  let_tmp(I, sb_str(&e), q);
+  sb_clear(&e);
+  /* Halves to even, as in cv_round. */
+  sb_printf(&e, "where(equal(abs(subtract(%s, trunc(%s))), ", q, q);
+  put_lit(I, &e, x->elem, 0.5);
+  sb_printf(&e, "), multiply(");
+  put_lit(I, &e, x->elem, 2);
+  sb_printf(&e, ", round(divide(%s, ", q);
+  put_lit(I, &e, x->elem, 2);
+  sb_printf(&e, "))), round(%s))", q);
+  let_tmp(I, sb_str(&e), r);
+  sb_clear(&e);
+  sb_printf(&e, "cast(clip(");
+  if (zp) {
+    sb_printf(&e, "add(%s, cast(", r);
+    put_axis_operand(&e, zp, axis, x->rank);
+    sb_printf(&e, ", dtype=\"%s\"))", elem_relay(x->elem));
+  } else {
+    sb_puts(&e, r);
+  }
+  sb_printf(&e, ", a_min=%g, a_max=%g), dtype=\"%s\")", lo, hi, elem_relay(to));
+  return finish(I, &e, to, x->rank, x->dims);
+}
+
+/* DequantizeLinear: (x - zero_point) * scale, in the scale's type. */
+static bool cv_dequantize_linear(Importer *I) {
+  if (!need_inputs(I, 2)) return false;
+  Value *x = input(I, 0), *scale = input(I, 1), *zp = input(I, 2);
+  int64_t axis = attr_int(I, "axis", 1);
+  if (axis < 0 && x->rank >= 0) axis += x->rank;
+  const char *ft = elem_relay(scale->elem);
+  StrBuf e = {0};
+  sb_puts(&e, "multiply(");
+  if (zp) {
+    sb_printf(&e, "subtract(cast(%s, dtype=\"%s\"), cast(", x->expr, ft);
+    put_axis_operand(&e, zp, axis, x->rank);
+    sb_printf(&e, ", dtype=\"%s\"))", ft);
+  } else {
+    sb_printf(&e, "cast(%s, dtype=\"%s\")", x->expr, ft);
+  }
+  sb_puts(&e, ", ");
+  put_axis_operand(&e, scale, axis, x->rank);
+  sb_putc(&e, ')');
+  return finish(I, &e, scale->elem, x->rank, x->dims);
+}
+
+/* Appends round-half-to-even of the let variable v (float32). */
+static void put_round_even(StrBuf *e, const char *v) {
+  sb_printf(e, "where(equal(abs(subtract(%s, trunc(%s))), 0.5f), multiply(2f, round(divide(%s, 2f))), round(%s))", v,
+            v, v, v);
+}
+
+/* DynamicQuantizeLinear (float32 to uint8): scale = (max(x, 0) - min(x,
+** 0)) / 255, zero point = saturate(round(-min / scale)), y =
+** saturate(round(x / scale) + zero point). */
+static bool cv_dynamic_quantize_linear(Importer *I) {
+  if (!need_inputs(I, 1)) return false;
+  Value *x = input(I, 0);
+  if (x->elem != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT) return node_error(I, "needs a float32 input");
+  Value xv = *x;
+  char lo[32], scale[32], zq[32], zp[32], q[32];
+  StrBuf e = {0};
+  sb_printf(&e, "minimum(min(%s), 0f)", xv.expr);
+  let_tmp(I, sb_str(&e), lo);
+  sb_clear(&e);
+  sb_printf(&e, "divide(subtract(maximum(max(%s), 0f), %s), 255f)", xv.expr, lo);
+  let_tmp(I, sb_str(&e), scale);
+  sb_clear(&e);
+  sb_printf(&e, "divide(negative(%s), %s)", lo, scale);
+  let_tmp(I, sb_str(&e), zq);
+  sb_clear(&e);
+  sb_puts(&e, "clip(");
+  put_round_even(&e, zq);
+  sb_puts(&e, ", a_min=0f, a_max=255f)");
+  let_tmp(I, sb_str(&e), zp);
+  sb_clear(&e);
+  sb_printf(&e, "divide(%s, %s)", xv.expr, scale);
+  let_tmp(I, sb_str(&e), q);
+  sb_clear(&e);
+  sb_puts(&e, "cast(clip(add(");
+  put_round_even(&e, q);
+  sb_printf(&e, ", %s), a_min=0f, a_max=255f), dtype=\"uint8\")", zp);
+  bind_output(I, 0, sb_str(&e), ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, xv.rank, xv.dims);
+  sb_clear(&e);
+  if (I->node->n_output > 1 && *I->node->output[1])
+    bind_output(I, 1, scale, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 0, NULL);
+  sb_printf(&e, "cast(%s, dtype=\"uint8\")", zp);
+  if (I->node->n_output > 2 && *I->node->output[2])
+    bind_output(I, 2, sb_str(&e), ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, 0, NULL);
+  sb_free(&e);
+  return true;
+}
+
+/* TopK with a constant K: Relay's topk, values and int64 indices. */
+static bool cv_topk(Importer *I) {
+  if (!need_inputs(I, 2)) return false;
+  Value *x = input(I, 0);
+  int64_t k;
+  if (const_ints(input(I, 1), &k, 1) != 1) return node_error(I, "a K that is not a constant is not supported");
+  if (x->rank < 1) return node_error(I, "needs the input's rank");
+  int64_t axis = attr_int(I, "axis", -1);
+  if (axis < 0) axis += x->rank;
+  if (axis < 0 || axis >= x->rank) return node_error(I, "axis is out of range");
+  if (k < 0 || (x->dims[axis] >= 0 && k > x->dims[axis])) return node_error(I, "K %lld is out of range", (long long)k);
+  bool largest = attr_int(I, "largest", 1) != 0;
+  Value xv = *x;
+  StrBuf e = {0};
+  char var[32];
+  sb_printf(&e, "topk(%s, k=%lld, axis=%lld, ret_type=\"both\", is_ascend=%s, dtype=\"int64\")", xv.expr,
+            (long long)k, (long long)axis, largest ? "False" : "True");
+  let_tmp(I, sb_str(&e), var);
+  int64_t dims[MAX_RANK];
+  memcpy(dims, xv.dims, sizeof dims);
+  dims[axis] = k;
+  for (int i = 0; i < 2; i++) {
+    sb_clear(&e);
+    sb_printf(&e, "%s.%d", var, i);
+    bind_output(I, (size_t)i, sb_str(&e), i ? ONNX__TENSOR_PROTO__DATA_TYPE__INT64 : xv.elem, xv.rank, dims);
+  }
+  sb_free(&e);
+  return true;
+}
+
+/* Operand k of MatMulInteger or ConvInteger as int32, less its zero point
+** (input zk, or none): a per-row (axis 0) or per-column 1-D zero point is
+** reshaped to broadcast along axis of a rank-rank operand. The value is
+** written into out, its expression into var (32 bytes). */
+static bool int_operand(Importer *I, int k, int zk, int axis, Value *out, char *var) {
+  Value *v = input(I, (size_t)k), *z = input(I, (size_t)zk);
+  if (!v) return false;
+  DType t;
+  if (!elem_dtype(v->elem, &t) || t.code == DT_FLOAT || t.bits > 8)
+    return node_error(I, "input %d must be an 8-bit integer tensor", k);
+  StrBuf e = {0};
+  if (z) sb_puts(&e, "subtract(");
+  sb_printf(&e, "cast(%s, dtype=\"int32\")", v->expr);
+  if (z) {
+    sb_puts(&e, ", cast(");
+    put_axis_operand(&e, z, axis, v->rank);
+    sb_puts(&e, ", dtype=\"int32\"))");
+  }
+  let_tmp(I, sb_str(&e), var);
+  sb_free(&e);
+  *out = *v;
+  out->expr = var;
+  out->elem = ONNX__TENSOR_PROTO__DATA_TYPE__INT32;
+  out->cdata = NULL;
+  return true;
+}
+
+/* MatMulInteger: (A - a_zero_point) x (B - b_zero_point) in int32. */
+static bool cv_matmul_integer(Importer *I) {
+  if (!need_inputs(I, 2)) return false;
+  Value a, b;
+  char av[32], bv[32];
+  int ra = input(I, 0)->rank, rb = input(I, 1)->rank;
+  /* A's zero point per row (axis -2), B's per column (the last axis). */
+  if (!int_operand(I, 0, 2, ra >= 2 ? ra - 2 : 0, &a, av) || !int_operand(I, 1, 3, rb - 1, &b, bv)) return false;
+  return matmul_values(I, &a, &b);
+}
+
+/* ConvInteger: Conv of (x - x_zero_point) by (w - w_zero_point, per output
+** channel when 1-D) in int32. */
+static bool cv_conv_integer(Importer *I) {
+  if (!need_inputs(I, 2)) return false;
+  Value x, w;
+  char xv[32], wv[32];
+  if (!int_operand(I, 0, 2, 0, &x, xv) || !int_operand(I, 1, 3, 0, &w, wv)) return false;
+  return conv_values(I, &x, &w, NULL);
+}
+
+/* QLinearMatMul and QLinearConv (without bias): the integer product
+** (MatMulInteger, ConvInteger) times a_scale * b_scale / y_scale (scalars), rounded half
+** to even, plus y_zero_point, saturated to its type. */
+static bool qlinear(Importer *I, bool conv) {
+  if (!need_inputs(I, 8)) return false;
+  Value *ys = input(I, 6), *yz = input(I, 7);
+  const Value *sc[3] = {input(I, 1), input(I, 4), ys};
+  for (int i = 0; i < 3; i++)
+    if (sc[i]->rank > 0 && !(sc[i]->rank == 1 && sc[i]->dims[0] == 1))
+      return node_error(I, "only scalar scales are supported");
+  int to = yz->elem;
+  double lo, hi;
+  if (to == ONNX__TENSOR_PROTO__DATA_TYPE__UINT8) lo = 0, hi = 255;
+  else if (to == ONNX__TENSOR_PROTO__DATA_TYPE__INT8) lo = -128, hi = 127;
+  else return node_error(I, "a zero point of type %s is not supported", elem_name(to));
+  char scale[32], q[32], av[32], bv[32];
+  StrBuf e = {0};
+  sb_printf(&e, "divide(multiply(%s, %s), %s)", sc[0]->expr, sc[1]->expr, ys->expr);
+  let_tmp(I, sb_str(&e), scale);
+  sb_clear(&e);
+  Value a, b;
+  int ra = input(I, 0)->rank, rb = input(I, 3)->rank;
+  bool ok = conv ? int_operand(I, 0, 2, 0, &a, av) && int_operand(I, 3, 5, 0, &b, bv) && conv_values(I, &a, &b, NULL)
+                 : int_operand(I, 0, 2, ra >= 2 ? ra - 2 : 0, &a, av) && int_operand(I, 3, 5, rb - 1, &b, bv) &&
+                       matmul_values(I, &a, &b);
+  if (!ok) {
+    sb_free(&e);
+    return false;
+  }
+  Value *pv = *I->node->output[0] ? find_value(I, I->node->output[0]) : NULL;
+  if (!pv) {
+    sb_free(&e);
+    return node_error(I, "needs a named output");
+  }
+  Value p = *pv;
+  sb_printf(&e, "multiply(cast(%s, dtype=\"float32\"), %s)", p.expr, scale);
+  let_tmp(I, sb_str(&e), q);
+  sb_clear(&e);
+  sb_puts(&e, "cast(clip(add(");
+  put_round_even(&e, q);
+  sb_printf(&e, ", cast(%s, dtype=\"float32\")), a_min=%g, a_max=%g), dtype=\"%s\")", yz->expr, lo, hi, elem_relay(to));
+  return finish(I, &e, to, p.rank, p.dims);
+}
+
+static bool cv_qlinear_matmul(Importer *I) { return qlinear(I, false); }
+static bool cv_qlinear_conv(Importer *I) {
+  if (I->node->n_input > 8 && *I->node->input[8]) return node_error(I, "a bias (input 8) is not supported yet");
+  return qlinear(I, true);
+}
+
+/* MatMul of operands of any ranks (numpy's matmul): a 1-D operand gets an
+** axis that the result loses; the batch axes broadcast; the product is a
+** batch_matmul over them flattened. Needs static shapes. */
+static bool matmul_general(Importer *I, const Value *a, const Value *b) {
+  if (a->rank < 1 || b->rank < 1) return node_error(I, "needs operands of known rank 1 or more");
+  int64_t ad[MAX_RANK + 1], bd[MAX_RANK + 1];
+  int ar = a->rank, br = b->rank;
+  if (ar == 1) ad[0] = 1, ad[1] = a->dims[0], ar = 2;
+  else memcpy(ad, a->dims, sizeof(int64_t) * (size_t)ar);
+  if (br == 1) bd[0] = b->dims[0], bd[1] = 1, br = 2;
+  else memcpy(bd, b->dims, sizeof(int64_t) * (size_t)br);
+  for (int i = 0; i < ar; i++)
+    if (ad[i] < 0) return node_error(I, "needs static shapes");
+  for (int i = 0; i < br; i++)
+    if (bd[i] < 0) return node_error(I, "needs static shapes");
+  int nb = (ar > br ? ar : br) - 2;
+  if (nb + 2 > MAX_RANK) return node_error(I, "rank over %d", MAX_RANK);
+  int64_t batch[MAX_RANK], nbatch = 1;
+  for (int i = 0; i < nb; i++) {
+    int ia = i - (nb - (ar - 2)), ib = i - (nb - (br - 2));
+    int64_t da = ia >= 0 ? ad[ia] : 1, db = ib >= 0 ? bd[ib] : 1;
+    if (da != db && da != 1 && db != 1) return node_error(I, "batch axes %lld and %lld do not broadcast", (long long)da,
+                                                          (long long)db);
+    batch[i] = da == 1 ? db : da;
+    nbatch = dim_mul(nbatch, batch[i]);
+  }
+  int64_t m = ad[ar - 2], k = ad[ar - 1], n = bd[br - 1];
+  if (bd[br - 2] != k) return node_error(I, "inner dimensions %lld and %lld differ", (long long)k, (long long)bd[br - 2]);
+  StrBuf e = {0};
+  /* Each operand: reshape to its padded shape, broadcast to the batch,
+  ** reshape to [nbatch, rows, cols]. */
+  const Value *ops[2] = {a, b};
+  const int64_t *od[2] = {ad, bd};
+  int orank[2] = {ar, br};
+  StrBuf args[2] = {{0}, {0}};
+  for (int o = 0; o < 2; o++) {
+    StrBuf *s = &args[o];
+    int64_t full[MAX_RANK];
+    for (int i = 0; i < nb; i++) full[i] = batch[i];
+    full[nb] = od[o][orank[o] - 2];
+    full[nb + 1] = od[o][orank[o] - 1];
+    sb_printf(s, "reshape(broadcast_to(reshape(%s, newshape=", ops[o]->expr);
+    int64_t pad[MAX_RANK];
+    for (int i = 0; i < nb + 2; i++) {
+      int j = i - (nb + 2 - orank[o]);
+      pad[i] = j >= 0 ? od[o][j] : 1;
+    }
+    put_ints(s, pad, nb + 2);
+    sb_puts(s, "), shape=");
+    put_ints(s, full, nb + 2);
+    int64_t flat[3] = {nbatch, full[nb], full[nb + 1]};
+    sb_puts(s, "), newshape=");
+    put_ints(s, flat, 3);
+    sb_putc(s, ')');
+  }
+  int64_t out[MAX_RANK + 2];
+  int r = 0;
+  for (int i = 0; i < nb; i++) out[r++] = batch[i];
+  if (a->rank > 1) out[r++] = m;
+  if (b->rank > 1) out[r++] = n;
+  sb_printf(&e, "reshape(nn.batch_matmul(%s, transpose(%s, axes=[0, 2, 1]), transpose_b=True), newshape=",
+            sb_str(&args[0]), sb_str(&args[1]));
+  put_ints(&e, out, r);
+  sb_putc(&e, ')');
+  sb_free(&args[0]);
+  sb_free(&args[1]);
+  return finish(I, &e, a->elem, r, out);
+}
+
 typedef struct Converter {
   const char *op;
   int since;                /* the first opset it applies to */
@@ -1798,13 +3023,14 @@ static const Converter converters[] = {
     {"Ceil", 1, cv_ceil},
     {"Clip", 1, cv_clip},
     {"Concat", 1, cv_concat},
+    {"ConcatFromSequence", 11, onnx_cv_concat_from_sequence},
     {"Constant", 1, cv_constant},
     {"ConstantOfShape", 9, cv_constant_of_shape},
     {"Conv", 1, cv_conv},
     {"ConvTranspose", 1, cv_conv_transpose},
     {"Cos", 1, cv_cos},
     {"Div", 1, cv_div},
-    {"Dropout", 1, cv_identity},
+    {"Dropout", 1, cv_dropout},
     {"Equal", 1, cv_equal},
     {"Erf", 1, cv_erf},
     {"Exp", 1, cv_exp},
@@ -1812,6 +3038,7 @@ static const Converter converters[] = {
     {"Flatten", 1, cv_flatten},
     {"Floor", 1, cv_floor},
     {"Gather", 1, cv_gather},
+    {"GRU", 7, onnx_cv_gru},
     {"Gemm", 1, cv_gemm},
     {"GlobalAveragePool", 1, cv_global_avg_pool},
     {"GlobalMaxPool", 1, cv_global_max_pool},
@@ -1819,10 +3046,13 @@ static const Converter converters[] = {
     {"HardSigmoid", 1, cv_hard_sigmoid},
     {"HardSwish", 14, cv_hard_swish},
     {"Identity", 1, cv_identity},
+    {"If", 1, onnx_cv_if},
     {"LayerNormalization", 17, cv_layer_norm},
     {"LeakyRelu", 1, cv_leaky_relu},
     {"Less", 1, cv_less},
+    {"LSTM", 7, onnx_cv_lstm},
     {"Log", 1, cv_log},
+    {"Loop", 1, onnx_cv_loop},
     {"LogSoftmax", 1, cv_log_softmax},
     {"MatMul", 1, cv_matmul},
     {"Max", 1, cv_max},
@@ -1839,9 +3069,12 @@ static const Converter converters[] = {
     {"ReduceMin", 1, cv_reduce_min},
     {"ReduceProd", 1, cv_reduce_prod},
     {"ReduceSum", 1, cv_reduce_sum},
+    {"RNN", 7, onnx_cv_rnn},
     {"Relu", 1, cv_relu},
     {"Reshape", 1, cv_reshape},
     {"Resize", 1, cv_resize},
+    {"SequenceEmpty", 11, onnx_cv_sequence_empty},
+    {"SequenceInsert", 11, onnx_cv_sequence_insert},
     {"Shape", 1, cv_shape},
     {"Sigmoid", 1, cv_sigmoid},
     {"Sin", 1, cv_sin},
@@ -1855,7 +3088,75 @@ static const Converter converters[] = {
     {"Tanh", 1, cv_tanh},
     {"Transpose", 1, cv_transpose},
     {"Unsqueeze", 1, cv_unsqueeze},
+    {"Upsample", 7, cv_upsample},
     {"Where", 9, cv_where},
+    /* More operators */
+    {"Acos", 7, cv_acos},
+    {"Acosh", 9, cv_acosh},
+    {"ArgMax", 1, cv_argmax},
+    {"ArgMin", 1, cv_argmin},
+    {"Asin", 7, cv_asin},
+    {"Asinh", 9, cv_asinh},
+    {"Atan", 7, cv_atan},
+    {"Atanh", 9, cv_atanh},
+    {"BitShift", 11, cv_bit_shift},
+    {"CastLike", 15, cv_cast_like},
+    {"Celu", 12, cv_celu},
+    {"Cosh", 9, cv_cosh},
+    {"CumSum", 11, cv_cumsum},
+    {"DepthToSpace", 1, cv_depth_to_space},
+    {"Einsum", 12, cv_einsum},
+    {"Elu", 1, cv_elu},
+    {"EyeLike", 9, cv_eye_like},
+    {"GatherElements", 11, cv_gather_elements},
+    {"GatherND", 11, cv_gather_nd},
+    {"GreaterOrEqual", 12, cv_greater_equal},
+    {"Hardmax", 1, cv_hardmax},
+    {"InstanceNormalization", 1, cv_instance_norm},
+    {"IsInf", 10, cv_isinf},
+    {"IsNaN", 9, cv_isnan},
+    {"LessOrEqual", 12, cv_less_equal},
+    {"LRN", 1, cv_lrn},
+    {"Mean", 1, cv_mean},
+    {"MeanVarianceNormalization", 9, cv_mvn},
+    {"NegativeLogLikelihoodLoss", 12, cv_nll_loss},
+    {"DequantizeLinear", 10, cv_dequantize_linear},
+    {"ConvInteger", 10, cv_conv_integer},
+    {"MatMulInteger", 10, cv_matmul_integer},
+    {"QLinearConv", 10, cv_qlinear_conv},
+    {"QLinearMatMul", 10, cv_qlinear_matmul},
+    {"TopK", 10, cv_topk},
+    {"DynamicQuantizeLinear", 11, cv_dynamic_quantize_linear},
+    {"QuantizeLinear", 10, cv_quantize_linear},
+    {"ReverseSequence", 10, cv_reverse_sequence},
+    {"Scatter", 9, cv_scatter_elements},
+    {"ScatterElements", 11, cv_scatter_elements},
+    {"ScatterND", 11, cv_scatter_nd},
+    {"SoftmaxCrossEntropyLoss", 12, cv_sce_loss},
+    {"Mod", 10, cv_mod},
+    {"OneHot", 9, cv_one_hot},
+    {"PRelu", 1, cv_prelu},
+    {"Range", 11, cv_range},
+    {"Reciprocal", 1, cv_reciprocal},
+    {"ReduceL1", 1, cv_reduce_l1},
+    {"ReduceL2", 1, cv_reduce_l2},
+    {"ReduceLogSum", 1, cv_reduce_log_sum},
+    {"ReduceLogSumExp", 1, cv_reduce_log_sum_exp},
+    {"ReduceSumSquare", 1, cv_reduce_sum_square},
+    {"Round", 11, cv_round},
+    {"Selu", 1, cv_selu},
+    {"Shrink", 9, cv_shrink},
+    {"Sign", 9, cv_sign},
+    {"Sinh", 9, cv_sinh},
+    {"Size", 1, cv_size},
+    {"Softplus", 1, cv_softplus},
+    {"Softsign", 1, cv_softsign},
+    {"SpaceToDepth", 1, cv_space_to_depth},
+    {"Tan", 7, cv_tan},
+    {"ThresholdedRelu", 10, cv_thresholded_relu},
+    {"Tile", 6, cv_tile},
+    {"Trilu", 14, cv_trilu},
+    {"Xor", 1, cv_xor},
 };
 
 static bool convert_node(Importer *I) {
@@ -1959,6 +3260,7 @@ static bool import_graph(Importer *I, const Onnx__GraphProto *g, OnnxImport *out
   StrBuf *t = &out->text;
   sb_puts(t, "#[version = \"0.0.5\"]\n");
   sb_printf(t, "// Imported by relayc from an ONNX model (opset %d).\n", I->opset);
+  sb_puts(t, sb_str(&I->globals)); /* loops (control.c, rnn.c), each ending in a blank line */
   sb_printf(t, "def @main(%s) {\n", sb_str(&I->sig));
   sb_puts(t, sb_str(&I->body));
   sb_puts(t, g->n_output > 1 ? "  (" : "  ");
@@ -2045,6 +3347,7 @@ bool onnx_import(const char *path, const unsigned char *data, size_t len, uint32
   VEC_FREE(&I.pnames);
   VEC_FREE(&I.pvalues);
   sb_free(&I.body);
+  sb_free(&I.globals);
   sb_free(&I.sig);
   free(dir);
   onnx__model_proto__free_unpacked(m, NULL);
@@ -2096,4 +3399,47 @@ void onnx_import_free(OnnxImport *imp) {
   free(imp->param_names);
   free(imp->params);
   memset(imp, 0, sizeof *imp);
+}
+
+/* {==== For the converters of rnn.c and control.c (import.h) ====} */
+
+bool onnx_node_error(Importer *I, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return node_error(I, "%s", msg);
+}
+
+Value *onnx_input(Importer *I, size_t i) { return input(I, i); }
+Value *onnx_find_value(Importer *I, const char *name) { return find_value(I, name); }
+
+Value *onnx_add_value(Importer *I, const char *name, const char *expr, int elem, int rank, const int64_t *dims) {
+  return add_value(I, name, expr, elem, rank, dims);
+}
+
+Value *onnx_bind_output(Importer *I, size_t k, const char *e, int elem, int rank, const int64_t *dims) {
+  return bind_output(I, k, e, elem, rank, dims);
+}
+
+const Onnx__AttributeProto *onnx_attr(Importer *I, const char *name) { return attr(I, name); }
+int64_t onnx_attr_int(Importer *I, const char *name, int64_t def) { return attr_int(I, name, def); }
+double onnx_attr_float(Importer *I, const char *name, double def) { return attr_float(I, name, def); }
+
+const char *onnx_attr_str(Importer *I, const char *name, const char *def, char *buf, size_t len) {
+  return attr_str(I, name, def, buf, len);
+}
+
+int onnx_attr_ints(Importer *I, const char *name, int64_t *out, int max) { return attr_ints(I, name, out, max); }
+bool onnx_elem_dtype(int elem, DType *out) { return elem_dtype(elem, out); }
+void onnx_put_float_lit(Importer *I, StrBuf *sb, int elem, double v) { put_float_lit(I, sb, elem, v); }
+int onnx_const_ints(const Value *v, int64_t *out, int max) { return const_ints(v, out, max); }
+bool onnx_convert_node(Importer *I) { return convert_node(I); }
+
+bool onnx_initializer_value(Importer *I, const Onnx__TensorProto *t) {
+  ConstData *c = tensor_const(I, t);
+  if (!c) return false;
+  const_value(I, t->name ? t->name : "", c, t->data_type, false);
+  return true;
 }

@@ -189,8 +189,8 @@ save_helper("two_outputs", g, 13)
 np.save(os.path.join(OUT, "two_outputs.x.npy"), np.array([-1, 0, 2], dtype=np.float32))
 
 # Failures.
-g = helper.make_graph([helper.make_node("Einsum", ["x", "x"], ["y"], name="the_einsum", equation="ij,ij->ij")],
-                      "bad", [vi("x", [2, 2])], [vi("y", [2, 2])])
+g = helper.make_graph([helper.make_node("Det", ["x"], ["y"], name="the_det")],
+                      "bad", [vi("x", [2, 2])], [vi("y", [])])
 save_helper("bad_op", g, 13)
 g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "bad", [vi("x", [2])], [vi("y", [2])])
 save_helper("bad_opset", g, 19)

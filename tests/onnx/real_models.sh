@@ -1,20 +1,24 @@
 #!/bin/sh
-# real_models.sh RELAYC NPYCMP [MODEL...]: torchvision classifiers with
-# fixed-seed random weights, exported by torch.onnx.export (opset 13), built
-# by relayc straight from the .onnx file and run on one 1x3x224x224 image;
-# the output must match PyTorch's within rtol/atol 1e-4. MODELs are
-# torchvision.models names (default: resnet18 mobilenet_v2).
+# real_models.sh RELAYC NPYCMP [MODEL...]: real models with fixed-seed random
+# weights, exported by torch.onnx.export (opset 13), built by relayc straight
+# from the .onnx file and run on one input; the output must match PyTorch's
+# within rtol/atol 1e-4. MODELs are torchvision.models classifier names (one
+# 1x3x224x224 image) or one of:
+#   mlp           Linear 20-30, ReLU, Linear 30-5, LogSoftmax (batch 4)
+#   encoder       nn.TransformerEncoderLayer, d_model 64, 4 heads, relu
+#   encoder_gelu  the same with activation="gelu" (the Erf pattern)
+# Default: the models issue 12 names: resnet18 mobilenet_v2 squeezenet1_0
+# vgg11 densenet121 efficientnet_b0 mlp encoder encoder_gelu.
 #
 # Not part of `make test`: it needs Debian's python3-torchvision (installed
-# here when missing) and, until the convolutions are fast (the CNN issue),
-# most of a minute per ResNet-18 image. Prints the build time, peak memory
-# of the build and the run time of each.
+# here when missing) and minutes for the big classifiers. Prints the build
+# time, peak memory of the build and the run time of each.
 set -u
 [ $# -ge 2 ] || { echo "usage: sh tests/onnx/real_models.sh RELAYC NPYCMP [MODEL...]" >&2; exit 2; }
 relayc=$1
 npycmp=$2
 shift 2
-[ $# -gt 0 ] || set -- resnet18 mobilenet_v2
+[ $# -gt 0 ] || set -- resnet18 mobilenet_v2 squeezenet1_0 vgg11 densenet121 efficientnet_b0 mlp encoder encoder_gelu
 if ! /usr/bin/python3 -c "import torchvision" 2>/dev/null; then
   SUDO=
   [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -32,8 +36,17 @@ warnings.filterwarnings("ignore")
 name, out = sys.argv[1], sys.argv[2]
 torch.manual_seed(0)
 torch.set_num_threads(1)
-m = getattr(torchvision.models, name)().eval()
-x = torch.randn(1, 3, 224, 224)
+nn = torch.nn
+if name == "mlp":
+    m, x = nn.Sequential(nn.Linear(20, 30), nn.ReLU(), nn.Linear(30, 5), nn.LogSoftmax(-1)), torch.randn(4, 20)
+elif name in ("encoder", "encoder_gelu"):
+    act = "gelu" if name == "encoder_gelu" else "relu"
+    m = nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, dropout=0.0, activation=act,
+                                   batch_first=True)
+    x = torch.randn(2, 10, 64)
+else:
+    m, x = getattr(torchvision.models, name)(), torch.randn(1, 3, 224, 224)
+m = m.eval()
 with torch.no_grad():
     y = m(x)
 torch.onnx.export(m, (x,), f"{out}/{name}.onnx", input_names=["input"], output_names=["output"], opset_version=13)
