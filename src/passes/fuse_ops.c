@@ -45,7 +45,8 @@
 **            injective consumer (the inputs of a concatenate).
 ** A reduction never joins a consumer; opaque nodes stay alone; nothing
 ** joins a tuple in phases 0 and 1; at most 256 nodes per group (TVM's
-** relay.FuseOps.max_depth).
+** relay.FuseOps.max_depth); a tuple of more than 16 fields is not a node
+** (the kernels' limit; TVM has none).
 **
 ** Output: each group whose root is an operator call (or a projection of a
 ** tuple made in the group) becomes, at the root's place,
@@ -66,6 +67,11 @@
 #include "passes/pass.h"
 
 enum { MAX_DEPTH = 256 };
+/* A tuple of more fields is not fused: a kernel's group holds at most
+** lower/kernel.h's GROUP_MAX_ARGS operands per node. It is a boundary, and
+** its consumer (a concatenate of a DenseNet block's 17 to 49 tensors)
+** reads it as one tuple parameter. */
+enum { MAX_TUPLE_FIELDS = 16 };
 
 typedef struct Edge {
   int from, to;
@@ -191,7 +197,8 @@ static bool graph_node(const Expr *e, int *pattern) {
     *pattern = fixed ? p : OPP_OPAQUE;
     return true;
   }
-  if (e->kind == EXPR_TUPLE && e->type && e->type->kind == TYPE_TUPLE && static_type(e->type, true)) {
+  if (e->kind == EXPR_TUPLE && e->type && e->type->kind == TYPE_TUPLE && static_type(e->type, true) &&
+      e->u.tuple.n <= MAX_TUPLE_FIELDS) {
     *pattern = OPP_TUPLE;
     return true;
   }
