@@ -1923,6 +1923,11 @@ static bool cv_resize(Importer *I) {
       if (x->dims[2 + i] < 0) return node_error(I, "scales need the input's static height and width");
       double v = floor((double)x->dims[2 + i] * sc[2 + i]);
       if (!(v >= 1 && v <= (double)(1 << 24))) return node_error(I, "scale %g gives an output size out of range", sc[2 + i]);
+      /* image.resize2d maps coordinates by the ratio of the sizes; ONNX
+      ** by the scale, the same number only when the size is exact */
+      if (v != (double)x->dims[2 + i] * sc[2 + i])
+        return node_error(I, "scale %g of a side of %lld gives a fractional size, not supported (relayc resizes by "
+                             "the ratio of the sizes)", sc[2 + i], (long long)x->dims[2 + i]);
       out[i] = (int64_t)v;
     }
   }
@@ -1944,6 +1949,19 @@ static bool cv_resize(Importer *I) {
   known = false;
   for (size_t i = 0; i < RLY_COUNTOF(nms); i++) known |= strcmp(nm, nms[i]) == 0;
   if (!known) return node_error(I, "nearest_mode '%s' is not known", nm);
+  /* An integer upscale with asymmetric coordinates: image.resize2d's
+  ** nearest divides by the factor (TVM's), which rounds down; ONNX rounds
+  ** as nearest_mode says, the same only for floor, and for
+  ** round_prefer_floor at a factor of 2. */
+  if (strcmp(method, "nearest_neighbor") == 0 && strcmp(ctm, "asymmetric") == 0 && strcmp(nm, "floor") != 0)
+    for (int i = 0; i < 2; i++) {
+      int64_t in = x->dims[2 + i];
+      if (in <= 0 || out[i] % in != 0 || out[i] / in == 1) continue;
+      if (strcmp(nm, "round_prefer_floor") == 0 && out[i] / in == 2) continue;
+      return node_error(I, "nearest_mode '%s' with asymmetric coordinates and an upscale by %lld is not supported "
+                           "(relayc's nearest resize divides by the factor, which is 'floor')", nm,
+                        (long long)(out[i] / in));
+    }
   StrBuf e = {0};
   sb_printf(&e, "image.resize2d(%s, size=[%lld, %lld], roi=", x->expr, (long long)out[0], (long long)out[1]);
   if (strcmp(ctm, "tf_crop_and_resize") == 0) {
