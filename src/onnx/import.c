@@ -2916,7 +2916,10 @@ static bool qlinear(Importer *I, bool conv) {
   for (int i = 0; i < 3; i++)
     if (sc[i]->rank > 0 && !(sc[i]->rank == 1 && sc[i]->dims[0] == 1))
       return node_error(I, "only scalar scales are supported");
+  /* the operands below add values, which may move the table: keep what
+  ** is read of yz afterwards (the expression text itself does not move) */
   int to = yz->elem;
+  const char *yz_expr = yz->expr;
   double lo, hi;
   if (to == ONNX__TENSOR_PROTO__DATA_TYPE__UINT8) lo = 0, hi = 255;
   else if (to == ONNX__TENSOR_PROTO__DATA_TYPE__INT8) lo = -128, hi = 127;
@@ -2946,7 +2949,7 @@ static bool qlinear(Importer *I, bool conv) {
   sb_clear(&e);
   sb_puts(&e, "cast(clip(add(");
   put_round_even(&e, q);
-  sb_printf(&e, ", cast(%s, dtype=\"float32\")), a_min=%g, a_max=%g), dtype=\"%s\")", yz->expr, lo, hi, elem_relay(to));
+  sb_printf(&e, ", cast(%s, dtype=\"float32\")), a_min=%g, a_max=%g), dtype=\"%s\")", yz_expr, lo, hi, elem_relay(to));
   return finish(I, &e, to, p.rank, p.dims);
 }
 
