@@ -47,8 +47,11 @@ int rly_name_ok(const char *name);
 ** when rly_name_ok(name) is 0. */
 int rly_set_name(rly_compiler *c, const char *name);
 /* The optimisation level, 0 to 3: which of the back end's passes run.
-** (The C compiler's level is the caller's choice.) Returns 0, or -1
-** (level kept) outside 0..3. */
+** (The C compiler's level is the caller's choice.) RLY_OPT_SIZE runs the
+** passes of level 2 and has the build summary say -Os, for a caller that
+** compiles the C with -Os. Returns 0, or -1 (level kept) for any other
+** value. */
+#define RLY_OPT_SIZE 4
 int rly_set_opt_level(rly_compiler *c, int level);
 /* Fusion on (1, the default from level 1) or off (0): off, every operator
 ** call is its own kernel, as at level 0. */

@@ -56,6 +56,7 @@ typedef struct CodegenOptions {
   const char *target;    /* NULL or "": the default (run-time ISA dispatch); "native"; a triple */
   const char *isa;       /* native: the extensions the C compiler enables, space-separated (NULL: unknown) */
   int opt_level;         /* the passes' level, 0..3 */
+  bool opt_size;         /* the C is compiled with -Os (the passes of level 2): the summary says so */
   bool fuse;             /* FuseOps ran */
   bool profile;          /* time every kernel (rlyrt_kernel_record) */
   int threads;           /* the kernels' default thread count (--threads): N >= 1; 0 (not given): 1;

@@ -206,8 +206,9 @@ static void build_summary(const Cg *cg, StrBuf *o) {
   } else {
     sb_puts(o, "target: baseline x86-64; GEMV/GEMM kernels pick AVX-512, AVX2+FMA or portable code at run time\n");
   }
-  sb_printf(o, "optimisation: -O%d, fusion %s, profiling %s\n", op->opt_level, op->fuse ? "on" : "off",
-            op->profile ? "on" : "off");
+  if (op->opt_size) sb_puts(o, "optimisation: -Os (the passes of -O2)");
+  else sb_printf(o, "optimisation: -O%d", op->opt_level);
+  sb_printf(o, ", fusion %s, profiling %s\n", op->fuse ? "on" : "off", op->profile ? "on" : "off");
   if (op->threads < 0) sb_puts(o, "threads: one per CPU (rlyrt_module_set_threads changes it)\n");
   else sb_printf(o, "threads: %d (rlyrt_module_set_threads changes it)\n", op->threads ? op->threads : 1);
   sb_puts(o, "kernels: ");

@@ -47,7 +47,8 @@ static const struct {
 
 struct rly_compiler {
   char name[80];
-  int level;
+  int level;              /* the passes' level, 0..3 */
+  bool size;              /* RLY_OPT_SIZE: level 2, the summary says -Os */
   bool no_fuse;           /* rly_set_fuse(c, 0): FuseOps does not run */
   bool profile;           /* rly_set_profile: kernels timed */
   int threads;            /* rly_set_threads: 0 not set (1), -1 one per CPU, else the count */
@@ -161,8 +162,9 @@ const char *rly_version(void) { return RLY_VERSION; }
 const char *rly_build_summary(const rly_compiler *c) { return c->summary.data ? c->summary.data : ""; }
 
 int rly_set_opt_level(rly_compiler *c, int level) {
-  if (level < 0 || level > 3) return -1;
-  c->level = level;
+  if (level < 0 || level > RLY_OPT_SIZE) return -1;
+  c->size = level == RLY_OPT_SIZE;
+  c->level = c->size ? 2 : level;
   return 0;
 }
 
@@ -249,6 +251,7 @@ static bool compile_module(rly_compiler *c, Module *m, Phases *ph) {
   co.target = c->target;
   co.isa = c->isa;
   co.opt_level = c->level;
+  co.opt_size = c->size;
   co.fuse = c->level >= 1 && !c->no_fuse;
   co.profile = c->profile;
   co.threads = c->threads;

@@ -93,6 +93,8 @@ check "grep -q '^optimisation: -O2, fusion on, profiling off' '$tmp/out'" "-v gi
 check "grep -q '^kernels: 3 (2 GEMV float32, 1 softmax rows float32)' '$tmp/out'" "-v counts the kernels by schedule"
 expect 0 "optimisation: -O0, fusion off, profiling on" "$relayc" build "$mlp" -o "$tmp/v.so" -v -O0 --profile
 expect 0 "optimisation: -O3, fusion off, profiling off" "$relayc" build "$mlp" -o "$tmp/v.so" -v -O3 --no-fuse
+expect 0 "optimisation: -Os \\(the passes of -O2\\), fusion on, profiling off" "$relayc" build "$mlp" -o "$tmp/v.so" -v -Os
+check "grep -q ' -Os ' '$tmp/out'" "-v -Os shows the C compiler at -Os"
 mkdir -p "$tmp/lib"
 expect 0 "" "$relayc" build "$mlp" -o "$tmp/lib/libv.a"
 check "grep -q '^/\\* Built by relayc $version\$' '$tmp/lib/v.h'" "the header names relayc's version"

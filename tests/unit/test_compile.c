@@ -79,7 +79,7 @@ static void test_default_name_and_options(void) {
   CHECK_EQ(rly_set_name(c, "has-dash"), -1);
   CHECK_EQ(rly_set_name(c, ""), -1);
   CHECK_EQ(rly_set_name(c, NULL), -1);
-  CHECK_EQ(rly_set_opt_level(c, 4), -1);
+  CHECK_EQ(rly_set_opt_level(c, 5), -1);
   CHECK_EQ(rly_set_opt_level(c, -1), -1);
   CHECK_EQ(rly_set_opt_level(c, 0), 0);
   CHECK(rly_name_ok("model_2"));
@@ -265,6 +265,11 @@ static void test_build_summary(void) {
   rly_set_fuse(c, 0);
   CHECK_EQ(rly_compile(c), 0);
   CHECK(contains(rly_build_summary(c), "optimisation: -O2, fusion off, profiling off\n"));
+  /* -Os: the passes of -O2, named as the C compiler's level. */
+  CHECK_EQ(rly_set_opt_level(c, RLY_OPT_SIZE), 0);
+  CHECK_EQ(rly_compile(c), 0);
+  CHECK(contains(rly_build_summary(c), "optimisation: -Os (the passes of -O2), fusion off, profiling off\n"));
+  CHECK_EQ(rly_set_opt_level(c, 2), 0);
   /* A triple. */
   rly_set_target(c, "aarch64-linux-gnu", NULL);
   CHECK_EQ(rly_compile(c), 0);

@@ -628,7 +628,8 @@ static bool compile_to(const Options *o, const char *name, EmitKind emit, const 
   bool ok = rly_set_name(rc, name) == 0;
   RLY_ASSERT(ok); /* checked by the caller */
   /* The C compiler's level chooses the passes too (-Os: those of -O2). */
-  if (o->opt_level >= 0 && o->opt_level <= 3) rly_set_opt_level(rc, o->opt_level);
+  _Static_assert(DRIVER_OPT_SIZE == RLY_OPT_SIZE, "-Os has one number");
+  if (o->opt_level >= 0) rly_set_opt_level(rc, o->opt_level);
   if (o->no_fuse) rly_set_fuse(rc, 0);
   rly_set_profile(rc, o->profile);
   if (o->threads >= 0) rly_set_threads(rc, o->threads);
