@@ -159,17 +159,28 @@ static void put_ident(StrBuf *sb, const char *name) {
   }
 }
 
+/* Whether id has the form of the importer's own let variables: v and
+** digits (bind_output, let_tmp). */
+static bool tmp_like(const char *id) {
+  if (id[0] != 'v' || !id[1]) return false;
+  for (const char *p = id + 1; *p; p++)
+    if (*p < '0' || *p > '9') return false;
+  return true;
+}
+
 /* Appends "%ident" for a new parameter of @main named after the ONNX name:
 ** its identifier (put_ident), with "_2", "_3", ... when an earlier
 ** parameter has it already (names that differ only in characters an
-** identifier cannot hold, or a name given twice). */
+** identifier cannot hold, or a name given twice) or when it looks like one
+** of the importer's let variables (an input named "v0" would be shadowed
+** by `let %v0`). */
 static void param_ident(Importer *I, StrBuf *e, const char *name) {
   StrBuf id = {0};
   put_ident(&id, name);
   StrBuf cand = {0};
   sb_puts(&cand, sb_str(&id));
   for (int k = 2;; k++) {
-    bool used = false;
+    bool used = tmp_like(sb_str(&cand));
     for (int i = 0; i < I->idents.len && !used; i++) used = strcmp(I->idents.data[i], sb_str(&cand)) == 0;
     if (!used) break;
     sb_clear(&cand);

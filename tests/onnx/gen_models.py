@@ -188,6 +188,16 @@ g = helper.make_graph([helper.make_node("Relu", ["x"], ["relu/out:0"]), helper.m
 save_helper("two_outputs", g, 13)
 np.save(os.path.join(OUT, "two_outputs.x.npy"), np.array([-1, 0, 2], dtype=np.float32))
 
+# Graph inputs and initializers named like the importer's own let variables
+# (%v0, %v1, ...): renamed, not shadowed (relu(v0) + v0, not relu(v0) twice).
+x = np.array([[-1.5, 2.0, -0.25, 3.0]], dtype=np.float32)
+w = np.array([0.5, -1.0, 2.0, 0.0], dtype=np.float32)
+g = helper.make_graph(
+    [helper.make_node("Relu", ["v0"], ["r"]), helper.make_node("Add", ["r", "v0"], ["s"]),
+     helper.make_node("Mul", ["s", "v1"], ["y"])],
+    "tmp_names", [vi("v0", [1, 4])], [vi("y", [1, 4])], initializer=[numpy_helper.from_array(w, "v1")])
+save_helper("tmp_names", g, 13, x, ((np.maximum(x, 0) + x) * w).astype(np.float32))
+
 # Failures.
 g = helper.make_graph([helper.make_node("Det", ["x"], ["y"], name="the_det")],
                       "bad", [vi("x", [2, 2])], [vi("y", [])])
