@@ -57,6 +57,37 @@ static int leaf_for(Ewise *ew, int param, int field, DType dt, int ndim, const i
 /* Whether node i is `%p.k`, a field of a tuple parameter: a leaf. */
 static bool param_field(const Group *g, int i) { return g->nodes[i].kind == GN_PROJ && g->nodes[i].args[0] < 0; }
 
+bool ew_call_template(const Group *g, int i, const char **tmpl_out, bool *bounded, double *lo, double *hi) {
+  const GNode *n = &g->nodes[i];
+  const LowerRow *row = lower_find_row(n->op->id == OP_BIAS_ADD ? OP_ADD : n->op->id);
+  if (!row || n->nargs != row->arity) return false;
+  const Type *t = n->call->type, *ins[GROUP_MAX_ARGS];
+  DClass cls[GROUP_MAX_ARGS], rcls;
+  if (!lower_static_tensor(t) || !lower_dtype_class(t->u.tensor.dtype, &rcls)) return false;
+  for (int j = 0; j < n->nargs; j++) {
+    ins[j] = operand_type(g, n->args[j]);
+    if (!lower_static_tensor(ins[j]) || !lower_dtype_class(ins[j]->u.tensor.dtype, &cls[j])) return false;
+  }
+  DType dt = ins[row->data]->u.tensor.dtype, rt = t->u.tensor.dtype;
+  for (int j = row->data + 1; j < n->nargs; j++)
+    if (!dtype_eq(ins[j]->u.tensor.dtype, dt)) return false;
+  if (row->result == RR_SAME && !dtype_eq(rt, dt)) return false;
+  if (row->result == RR_BOOL && !dtype_is_bool(rt)) return false;
+  const char *tmpl = row->tmpl[cls[row->data]];
+  if (is_f32(dt) && fm_tmpl(n->op->id)) tmpl = fm_tmpl(n->op->id); /* float, vectorizable */
+  if (!tmpl) return false;
+  for (int j = 0; j < n->nargs; j++) {
+    const char name[2] = {(char)('A' + j), 0};
+    if (!lower_tmpl_uses(tmpl, name)) return false;
+  }
+  *tmpl_out = tmpl;
+  *bounded = lower_tmpl_uses(tmpl, "LO") || lower_tmpl_uses(tmpl, "HI");
+  if (*bounded && (!lower_attr_double(n->call->u.call.attrs, "a_min", lo) ||
+                   !lower_attr_double(n->call->u.call.attrs, "a_max", hi)))
+    return false;
+  return true;
+}
+
 bool ew_analyse(const Group *g, int anchor, Ewise *ew) {
   memset(ew, 0, sizeof *ew);
   ew->g = g;
@@ -69,11 +100,8 @@ bool ew_analyse(const Group *g, int anchor, Ewise *ew) {
     if (!n->live || i == anchor || n->kind == GN_CONST || param_field(g, i)) continue;
     if (n->kind != GN_CALL) return false;
     bool bias = n->op->id == OP_BIAS_ADD;
-    const LowerRow *row = lower_find_row(bias ? OP_ADD : n->op->id);
-    if (!row || n->nargs != row->arity) return false;
+    if (!ew_call_template(g, i, &ew->tmpl[i], &ew->bounded[i], &ew->lo[i], &ew->hi[i])) return false;
     const Type *t = n->call->type, *ins[GROUP_MAX_ARGS];
-    DClass cls[GROUP_MAX_ARGS], rcls;
-    if (!lower_static_tensor(t) || !lower_dtype_class(t->u.tensor.dtype, &rcls)) return false;
     for (int j = 0; j < n->nargs; j++) {
       int a = n->args[j];
       if (a >= 0 && a != anchor && g->nodes[a].kind == GN_CONST) {
@@ -83,25 +111,7 @@ bool ew_analyse(const Group *g, int anchor, Ewise *ew) {
         return false;
       }
       ins[j] = operand_type(g, a);
-      if (!lower_static_tensor(ins[j]) || !lower_dtype_class(ins[j]->u.tensor.dtype, &cls[j])) return false;
     }
-    DType dt = ins[row->data]->u.tensor.dtype, rt = t->u.tensor.dtype;
-    for (int j = row->data + 1; j < n->nargs; j++)
-      if (!dtype_eq(ins[j]->u.tensor.dtype, dt)) return false;
-    if (row->result == RR_SAME && !dtype_eq(rt, dt)) return false;
-    if (row->result == RR_BOOL && !dtype_is_bool(rt)) return false;
-    const char *tmpl = row->tmpl[cls[row->data]];
-    if (is_f32(dt) && fm_tmpl(n->op->id)) tmpl = fm_tmpl(n->op->id); /* float, vectorizable */
-    if (!tmpl) return false;
-    for (int j = 0; j < n->nargs; j++) {
-      const char name[2] = {(char)('A' + j), 0};
-      if (!lower_tmpl_uses(tmpl, name)) return false;
-    }
-    ew->tmpl[i] = tmpl;
-    ew->bounded[i] = lower_tmpl_uses(tmpl, "LO") || lower_tmpl_uses(tmpl, "HI");
-    if (ew->bounded[i] && (!lower_attr_double(n->call->u.call.attrs, "a_min", &ew->lo[i]) ||
-                           !lower_attr_double(n->call->u.call.attrs, "a_max", &ew->hi[i])))
-      return false;
     /* The leaves: parameters at their broadcast shape, and the anchor. */
     for (int j = 0; j < n->nargs; j++) {
       int a = n->args[j];
@@ -134,7 +144,7 @@ bool ew_analyse(const Group *g, int anchor, Ewise *ew) {
 /* {==== Text ====} */
 
 /* A one-element constant's value as a C expression of its compute type. */
-static void put_const(StrBuf *sb, const ConstData *c) {
+void ew_put_const(StrBuf *sb, const ConstData *c) {
   DType t = c->dtype;
   const unsigned char *d = c->data;
   if (t.code == DT_FLOAT) {
@@ -180,15 +190,15 @@ static bool float_exact(OpId op) {
 }
 
 /* The C type a value of dtype t is kept in within a chain. */
-static const char *value_ctype(DType t) { return is_f32(t) ? "float" : lower_compute_ctype(t); }
+const char *ew_value_ctype(DType t) { return is_f32(t) ? "float" : lower_compute_ctype(t); }
 
 void ew_put_bounds(StrBuf *sb, const Ewise *ew) {
   const Group *g = ew->g;
   for (int k = 0; k < ew->nleaves; k++) {
     if (ew->leaves[k].param > -2) continue;
     const ConstData *c = g->nodes[-2 - ew->leaves[k].param].call->u.constant.value;
-    sb_printf(sb, "  const %s x%d = ", value_ctype(c->dtype), k);
-    put_const(sb, c);
+    sb_printf(sb, "  const %s x%d = ", ew_value_ctype(c->dtype), k);
+    ew_put_const(sb, c);
     sb_puts(sb, ";\n");
   }
   for (int i = 0; i < g->nnodes; i++) {
@@ -250,7 +260,7 @@ void ew_put_body(StrBuf *sb, const Ewise *ew, int indent, const char *const *ind
   const Group *g = ew->g;
   for (int k = 0; k < ew->nleaves; k++) {
     if (!index[k] || ew->leaves[k].param <= -2) continue;
-    const char *ct = value_ctype(leaf_dtype(ew, k));
+    const char *ct = ew_value_ctype(leaf_dtype(ew, k));
     if (ew->leaves[k].param < 0) sb_printf(sb, "%*sconst %s x%d = (%s)%s;\n", indent, "", ct, k, ct, anchor_expr);
     else {
       sb_printf(sb, "%*sconst %s x%d = (%s)", indent, "", ct, k, ct);
@@ -261,31 +271,44 @@ void ew_put_body(StrBuf *sb, const Ewise *ew, int indent, const char *const *ind
   for (int i = 0; i < g->nnodes; i++) {
     const GNode *n = &g->nodes[i];
     if (!n->live || i == ew->anchor || n->kind != GN_CALL) continue;
-    const LowerRow *row = lower_find_row(n->op->id == OP_BIAS_ADD ? OP_ADD : n->op->id);
     char ops[GROUP_MAX_ARGS][32], lo[32], hi[32];
     const char *opp[GROUP_MAX_ARGS];
-    DClass cls;
-    DType dt = operand_type(g, n->args[row->data])->u.tensor.dtype, rt = n->call->type->u.tensor.dtype;
-    /* float operands of a double computation, unless the op is exact in
-    ** float or has a float32 function (fastmath.c) */
-    bool widen = is_f32(dt) && !float_exact(n->op->id) && !fm_tmpl(n->op->id);
     for (int j = 0; j < n->nargs; j++) {
-      bool w = widen && j >= row->data;
-      if (ew->leaf_of[i][j] >= 0) snprintf(ops[j], sizeof ops[j], w ? "((double)x%d)" : "x%d", ew->leaf_of[i][j]);
-      else snprintf(ops[j], sizeof ops[j], w ? "((double)n%d)" : "n%d", n->args[j]);
+      if (ew->leaf_of[i][j] >= 0) snprintf(ops[j], sizeof ops[j], "x%d", ew->leaf_of[i][j]);
+      else snprintf(ops[j], sizeof ops[j], "n%d", n->args[j]);
       opp[j] = ops[j];
     }
-    snprintf(lo, sizeof lo, widen ? "((double)lo%d)" : "lo%d", i);
-    snprintf(hi, sizeof hi, widen ? "((double)hi%d)" : "hi%d", i);
-    lower_dtype_class(dt, &cls);
-    StrBuf e = {0};
-    lower_put_tmpl(&e, ew->tmpl[i], opp, dt.bits == 64 ? "uint64_t" : "uint32_t", lower_elem_ctype(dt), lo, hi);
+    snprintf(lo, sizeof lo, "lo%d", i);
+    snprintf(hi, sizeof hi, "hi%d", i);
     if (i == g->nnodes - 1) sb_printf(sb, "%*s%s[%s] = ", indent, "", out, out_index);
-    else sb_printf(sb, "%*sconst %s n%d = ", indent, "", value_ctype(rt), i);
-    lower_put_convert(sb, sb_str(&e), cls, rt);
+    else sb_printf(sb, "%*sconst %s n%d = ", indent, "", ew_value_ctype(n->call->type->u.tensor.dtype), i);
+    ew_put_call(sb, g, i, ew->tmpl[i], opp, lo, hi);
     sb_puts(sb, ";\n");
-    sb_free(&e);
   }
+}
+
+void ew_put_call(StrBuf *sb, const Group *g, int i, const char *tmpl, const char *const *operands, const char *lo,
+                 const char *hi) {
+  const GNode *n = &g->nodes[i];
+  const LowerRow *row = lower_find_row(n->op->id == OP_BIAS_ADD ? OP_ADD : n->op->id);
+  char ops[GROUP_MAX_ARGS][48], l[48], h[48];
+  const char *opp[GROUP_MAX_ARGS];
+  DClass cls;
+  DType dt = operand_type(g, n->args[row->data])->u.tensor.dtype, rt = n->call->type->u.tensor.dtype;
+  /* float operands of a double computation, unless the op is exact in
+  ** float or has a float32 function (fastmath.c) */
+  bool widen = is_f32(dt) && !float_exact(n->op->id) && !fm_tmpl(n->op->id);
+  for (int j = 0; j < n->nargs; j++) {
+    snprintf(ops[j], sizeof ops[j], widen && j >= row->data ? "((double)%s)" : "%s", operands[j]);
+    opp[j] = ops[j];
+  }
+  snprintf(l, sizeof l, widen ? "((double)%s)" : "%s", lo);
+  snprintf(h, sizeof h, widen ? "((double)%s)" : "%s", hi);
+  lower_dtype_class(dt, &cls);
+  StrBuf e = {0};
+  lower_put_tmpl(&e, tmpl, opp, dt.bits == 64 ? "uint64_t" : "uint32_t", lower_elem_ctype(dt), l, h);
+  lower_put_convert(sb, sb_str(&e), cls, rt);
+  sb_free(&e);
 }
 
 /* {==== The chain as one loop ====} */
@@ -377,7 +400,7 @@ static bool put_loops(StrBuf *sb, const Ewise *ew, int indent0, const char *lo, 
     for (int d = 0; d < nloops; d++) inv = inv && !loops[d].stride[k];
     inside[k] = (inv && ew->leaves[k].param >= 0) || ew->leaves[k].param <= -2 ? NULL : sb_str(&idx[k]);
     if (inv && ew->leaves[k].param >= 0) {
-      const char *ct = value_ctype(leaf_dtype(ew, k));
+      const char *ct = ew_value_ctype(leaf_dtype(ew, k));
       sb_printf(sb, "%*sconst %s x%d = (%s)", indent0, "", ct, k, ct);
       put_ptr(sb, &ew->leaves[k]);
       sb_printf(sb, "[%s];\n", sb_str(&idx[k]));

@@ -4,7 +4,7 @@
 ** reads a Primitive function's body into a list of operator calls;
 ** elemwise.c emits fused elementwise chains and the epilogues of anchors;
 ** fastmath.c holds the float32 exp, tanh and sigmoid they call; select.c
-** emits take with a scalar index and split;
+** emits take with a scalar index, split, scatter_nd and reshapes as copies;
 ** gemm.c emits nn.dense and nn.batch_matmul on float32 (GEMV and packed
 ** GEMM, one version per vector ISA); conv.c emits nn.conv2d on float32
 ** (depthwise, and GEMMs on gemm.c's micro-kernel); schedules.def says which schedule
@@ -160,6 +160,19 @@ typedef struct Ewise {
   bool bounded[GROUP_MAX_NODES];
 } Ewise;
 
+/* Node i's template (its row of lower.def, or fastmath.c's float32 one)
+** when its operand and result types are ones loops handle, with its clip
+** bounds (bounded: the template reads LO and HI); false otherwise. */
+bool ew_call_template(const Group *g, int i, const char **tmpl, bool *bounded, double *lo, double *hi);
+/* Node i's value computed by tmpl from the C values named operands[j]
+** (kept in ew_value_ctype of their dtypes) and the bounds lo, hi, as the
+** reference kernel rounds it: an expression of ew_value_ctype(result). */
+void ew_put_call(StrBuf *sb, const Group *g, int i, const char *tmpl, const char *const *operands, const char *lo,
+                 const char *hi);
+/* The C type a chain keeps values of dtype t in (float for float32). */
+const char *ew_value_ctype(DType t);
+/* A one-element constant's value as a C expression of its compute type. */
+void ew_put_const(StrBuf *sb, const ConstData *c);
 /* Checks that every live node of g but the anchor is an operator of the
 ** lowering table (or nn.bias_add) on static shapes and dtypes loops handle,
 ** and fills ew. anchor < 0: no anchor. */
@@ -264,6 +277,14 @@ bool softmax_lower(StrBuf *out, const char *name, const Group *g, int anchor, co
 ** false (appending nothing) otherwise. */
 bool reduce_lower(StrBuf *out, const char *name, const Group *g, int anchor, const char *where);
 
+/* {==== Injective chains (inject.c) ====} */
+
+/* A group without an anchor that has layout operators (reshape,
+** expand_dims, squeeze, nn.batch_flatten, transpose, strided_slice,
+** concatenate) among elementwise calls, as one loop nest over the result;
+** false (appending nothing) otherwise. */
+bool inj_lower(StrBuf *out, const char *name, const Group *g, const char *where);
+
 /* {==== Slices (select.c) ====} */
 
 /* take(data, i, axis=a) with a 0-d integer index (modes clip and wrap),
@@ -271,5 +292,11 @@ bool reduce_lower(StrBuf *out, const char *name, const Group *g, int anchor, con
 bool take_lower(StrBuf *out, const char *name, const Expr *fn, const char *where);
 /* split(data, ...) as the copies of its parts into a new tuple. */
 bool split_lower(StrBuf *out, const char *name, const Expr *fn, const char *where);
+/* A chain of reshape, expand_dims, squeeze and batch_flatten on one
+** parameter: a copy of its bytes. */
+bool reshape_lower(StrBuf *out, const char *name, const Expr *fn, const char *where);
+/* scatter_nd(data, indices, updates) in mode "update": a copy of data,
+** then one copy of a run of updates per index tuple. */
+bool scatter_nd_lower(StrBuf *out, const char *name, const Expr *fn, const char *where);
 
 #endif

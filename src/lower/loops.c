@@ -4,9 +4,13 @@
 ** lower_loops first reads the function into a group (lower/group.c) and
 ** hands it to its schedule (lower/schedules.def): GEMV/GEMM with an
 ** epilogue (gemm.c), softmax and reductions (reduce.c), elementwise
-** chains of several calls (elemwise.c). What none takes and is a single
-** call of a table operator, or nn.dense in double, gets the loops below;
-** take with a scalar index and split are slice copies (select.c). A
+** chains of several calls (elemwise.c), layout operators among
+** elementwise calls (inject.c). What none takes and is a single
+** call of a table operator on the parameters in order, or nn.dense in
+** double, gets the loops below (another single call, with a constant
+** operand or a parameter read twice, is a chain of one call); take with a
+** scalar index, split, scatter_nd and reshapes are slice copies
+** (select.c). A
 ** kernel that calls the float32 functions of fastmath.c (exp, tanh,
 ** sigmoid) is preceded by their guarded definitions.
 **
@@ -548,12 +552,13 @@ static bool single_fast(const Group *g) {
   return d.code == DT_FLOAT && d.bits == 32 && d.lanes == 1;
 }
 
-static bool schedule_group(StrBuf *out, const char *name, const Group *g, const char *where) {
+static bool schedule_group(StrBuf *out, const char *name, const Group *g, const char *where, bool single) {
   int anchor = -1, nlive = 0;
   if (g->nparams > 256 || g->nodes[g->nnodes - 1].kind != GN_CALL) return false;
   for (int i = 0; i < g->nnodes; i++) {
     if (!g->nodes[i].live || g->nodes[i].kind == GN_CONST) continue;
     if (g->nodes[i].kind == GN_PROJ && g->nodes[i].args[0] < 0) continue; /* %p.k: a leaf of the chain */
+    if (g->nodes[i].kind == GN_TUPLE) continue; /* concatenate's operand (inject.c) */
     if (g->nodes[i].kind != GN_CALL) return false;
     nlive++;
     OpId id = g->nodes[i].op->id;
@@ -571,15 +576,23 @@ static bool schedule_group(StrBuf *out, const char *name, const Group *g, const 
     return softmax_lower(out, name, g, anchor, where);
   }
   if (nlive == 1 && pool_lower(out, name, g, where)) return true;
-  return (nlive > 1 || single_fast(g)) && ew_lower(out, name, g, where);
+  if ((nlive > 1 || single || single_fast(g)) && ew_lower(out, name, g, where)) return true;
+  return inj_lower(out, name, g, where);
 }
 
 /* The group's schedule (schedules.def): an anchor (dense, batch_matmul,
 ** softmax, a reduction) with its elementwise tail, or a chain of several
-** elementwise calls. */
-static bool lower_group(StrBuf *out, const char *name, const Expr *fn, const char *where) {
+** elementwise calls (or of one call, when single). The float32 functions
+** the kernel calls (fastmath.c) are defined first. */
+static bool lower_group(StrBuf *out, const char *name, const Expr *fn, const char *where, bool single) {
   Group *g = rly_xcalloc(1, sizeof *g); /* 27 KB: not on the stack */
-  bool ok = group_build(fn, g) && schedule_group(out, name, g, where);
+  StrBuf grp = {0};
+  bool ok = group_build(fn, g) && schedule_group(&grp, name, g, where, single);
+  if (ok) {
+    if (fm_used(sb_str(&grp))) fm_put_defs(out);
+    sb_puts(out, sb_str(&grp));
+  }
+  sb_free(&grp);
   free(g);
   return ok;
 }
@@ -593,15 +606,9 @@ static const char no_contract[] = "#if defined(__clang__)\n#pragma STDC FP_CONTR
 bool lower_loops(StrBuf *out, const char *name, const Expr *fn, const char *where) {
   size_t start = out->len;
   sb_puts(out, no_contract);
-  StrBuf grp = {0};
-  if (lower_group(&grp, name, fn, where)) { /* the float32 functions it calls first */
-    if (fm_used(sb_str(&grp))) fm_put_defs(out);
-    sb_puts(out, sb_str(&grp));
-    sb_free(&grp);
-    return true;
-  }
-  sb_free(&grp);
-  if (lower_dense(out, name, fn, where) || take_lower(out, name, fn, where) || split_lower(out, name, fn, where))
+  if (lower_group(out, name, fn, where, false)) return true;
+  if (lower_dense(out, name, fn, where) || take_lower(out, name, fn, where) || split_lower(out, name, fn, where) ||
+      scatter_nd_lower(out, name, fn, where) || reshape_lower(out, name, fn, where))
     return true;
   Kernel k;
   memset(&k, 0, sizeof k);
@@ -609,6 +616,10 @@ bool lower_loops(StrBuf *out, const char *name, const Expr *fn, const char *wher
     emit(out, name, &k, where);
     return true;
   }
+  /* One call that the loops below do not take (they read the parameters
+  ** in order: not a constant operand, not a parameter read twice) is a
+  ** chain of one call. */
+  if (lower_group(out, name, fn, where, true)) return true;
   out->len = start; /* nothing appended */
   if (out->data) out->data[start] = 0;
   return false;

@@ -1,4 +1,5 @@
-/* lower/select.c: take with a scalar index, and split, as slice copies.
+/* lower/select.c: take with a scalar index, split, scatter_nd and
+** reshapes, as slice copies.
 **
 ** take(data, i, axis=a) with a 0-d integer index picks one slab of data:
 ** the result is data[:a] + data[a+1:], and for each of the outer positions
@@ -16,7 +17,20 @@
 ** divide the axis, or strictly ascending points inside it) and must agree
 ** with the result's type, or the reference kernel keeps the call.
 **
-** Both are plain memcpy calls on static shapes: the result's type gives
+** scatter_nd(data, indices, updates) in mode "update" (what the ONNX
+** importer makes of a Loop's scan outputs: one row written per step):
+** data copied, then for each index tuple y (indices (M, Y...), updates
+** (Y..., X_M...)) the run updates[y, :] written at data's position
+** indices[:, y], in row-major order of y as the reference kernel. An index
+** out of range fails with the reference kernel's message (its
+** rk_transform_scatter_nd), after the writes before it, which the failed
+** call's result does not keep.
+**
+** A group that only reshapes its one parameter or a field of it (reshape,
+** expand_dims, squeeze, batch_flatten, in any chain: the elements keep
+** their order) is one copy of its bytes.
+**
+** All are plain memcpy calls on static shapes: the result's type gives
 ** every size, so the text holds constants only. */
 #include <string.h>
 
@@ -208,5 +222,133 @@ bool split_lower(StrBuf *sb, const char *name, const Expr *fn, const char *where
     sb_puts(sb, "  (void)args;\n");
   }
   sb_puts(sb, "  *out = &r->obj;\n  return RLYRT_OK;\n}\n");
+  return true;
+}
+
+bool scatter_nd_lower(StrBuf *sb, const char *name, const Expr *fn, const char *where) {
+  const Expr *call = single_call(fn, "scatter_nd", 3);
+  if (!call) return false;
+  const Type *td = fn->u.func.params[0]->type, *ti = fn->u.func.params[1]->type, *tu = fn->u.func.params[2]->type;
+  const Type *tr = call->type;
+  int64_t esz = elem_bytes(td);
+  if (!esz || !lower_static_tensor(ti) || !lower_static_tensor(tu) || !lower_static_tensor(tr) || !elem_bytes(tu))
+    return false;
+  DType it = ti->u.tensor.dtype;
+  if ((it.code != DT_INT && it.code != DT_UINT) || dtype_is_bool(it) || it.lanes != 1) return false;
+  if (!dtype_eq(tu->u.tensor.dtype, td->u.tensor.dtype) || !dtype_eq(tr->u.tensor.dtype, td->u.tensor.dtype))
+    return false;
+  const Attrs *at = call->u.call.attrs;
+  int f = at && at->cls ? attrs_class_field(at->cls, "mode", 4) : -1;
+  if (f >= 0) { /* "update" (the default) only */
+    const AttrValue *v = at->values[f];
+    if (v->kind != AV_STR || !(v->u.str.len == 0 || (v->u.str.len == 6 && !memcmp(v->u.str.s, "update", 6))))
+      return false;
+  }
+  /* the reference kernel's shape rules */
+  int nd = td->u.tensor.ndim, ni = ti->u.tensor.ndim;
+  const int64_t *ds = td->u.tensor.shape, *is = ti->u.tensor.shape, *us = tu->u.tensor.shape;
+  if (ni < 1 || is[0] > nd || tr->u.tensor.ndim != nd) return false;
+  for (int d = 0; d < nd; d++)
+    if (tr->u.tensor.shape[d] != ds[d]) return false;
+  int m = (int)is[0];
+  if (tu->u.tensor.ndim != ni - 1 + nd - m) return false;
+  for (int i = 1; i < ni; i++)
+    if (us[i - 1] != is[i]) return false;
+  for (int i = m; i < nd; i++)
+    if (us[ni - 1 + i - m] != ds[i]) return false;
+  int64_t ny = prod(is, 1, ni), nx = prod(ds, m, nd), total = prod(ds, 0, nd);
+  sb_printf(sb, "/* scatter_nd: slice copies (update), the data then %lld runs of %lld elements */\n",
+            (long long)ny, (long long)nx);
+  sb_printf(sb, "static rlyrt_status %s(rlyrt_object *const *args, rlyrt_object **out) {\n", name);
+  put_shape(sb, "shape", tr);
+  if (m) put_shape(sb, "dims", td);
+  sb_puts(sb, "  const bool given = *out != NULL;\n");
+  sb_puts(sb, "  rlyrt_tensor *t = given ? RLYRT_AS_TENSOR(*out) : ");
+  put_new(sb, tr, "shape");
+  sb_puts(sb, ";\n  if (!t) return rlyrt_error_at(RLYRT_E_NOMEM, ");
+  lower_put_cstring(sb, where ? where : "");
+  sb_puts(sb, ");\n");
+  sb_puts(sb, "  char *o = (char *)t->dl.data;\n");
+  sb_puts(sb, "  const char *x = (const char *)RLYRT_AS_TENSOR(args[0])->dl.data;\n");
+  if (total) sb_printf(sb, "  if (o != x) memcpy(o, x, %lld);\n", (long long)(total * esz));
+  else sb_puts(sb, "  (void)x;\n");
+  if (ny) {
+    const char *ict = lower_elem_ctype(it);
+    bool u64 = it.code == DT_UINT && it.bits == 64;
+    sb_printf(sb, "  const %s *ind = (const %s *)RLYRT_AS_TENSOR(args[1])->dl.data;\n", ict, ict);
+    sb_puts(sb, "  const char *u = (const char *)RLYRT_AS_TENSOR(args[2])->dl.data;\n");
+    sb_printf(sb, "  for (int64_t y = 0; y < %lld; y++) {\n", (long long)ny);
+    sb_puts(sb, "    int64_t flat = 0;\n");
+    if (!m) { /* indices (0, Y...): each y writes the whole result */
+      sb_puts(sb, "    (void)ind;\n");
+    } else {
+      sb_printf(sb, "    for (int j = 0; j < %d; j++) {\n", m);
+      if (u64)
+        sb_printf(sb, "      const uint64_t v = ind[j * %lld + y];\n"
+                      "      const int64_t idx = v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;\n",
+                  (long long)ny);
+      else sb_printf(sb, "      const int64_t idx = (int64_t)ind[j * %lld + y];\n", (long long)ny);
+      sb_puts(sb, "      if (idx < 0 || idx >= dims[j]) {\n");
+      sb_puts(sb, "        if (!given) rlyrt_release(&t->obj);\n");
+      sb_puts(sb, "        rlyrt_error(RLYRT_E_RUNTIME, \"scatter_nd: index %lld is out of range for axis %d of size "
+                  "%lld\", (long long)idx, j, (long long)dims[j]);\n");
+      sb_puts(sb, "        return rlyrt_error_at(RLYRT_E_RUNTIME, ");
+      lower_put_cstring(sb, where ? where : "");
+      sb_puts(sb, ");\n      }\n");
+      sb_puts(sb, "      flat = flat * dims[j] + idx;\n    }\n");
+    }
+    if (nx) sb_printf(sb, "    memcpy(o + flat * %lld, u + y * %lld, %lld);\n", (long long)(nx * esz),
+                      (long long)(nx * esz), (long long)(nx * esz));
+    else sb_puts(sb, "    (void)flat, (void)u;\n");
+    sb_puts(sb, "  }\n");
+  }
+  sb_puts(sb, "  *out = &t->obj;\n  return RLYRT_OK;\n}\n");
+  return true;
+}
+
+bool reshape_lower(StrBuf *sb, const char *name, const Expr *fn, const char *where) {
+  static const char *const ops[] = {"reshape", "expand_dims", "squeeze", "nn.batch_flatten"};
+  if (fn->u.func.nparams != 1) return false;
+  const Expr *e = fn->u.func.body;
+  int n = 0;
+  for (; e && e->kind == EXPR_CALL; n++) {
+    const Expr *callee = e->u.call.callee;
+    bool known = false;
+    for (size_t i = 0; callee->kind == EXPR_OP && i < RLY_COUNTOF(ops); i++)
+      known = known || strcmp(callee->u.op.op->name, ops[i]) == 0;
+    if (!known || e->u.call.nargs != 1) return false;
+    e = e->u.call.args[0];
+  }
+  /* the parameter, or a field of it (`%p.k`, a tuple parameter) */
+  int field = -1;
+  if (e && e->kind == EXPR_GET_ITEM) {
+    field = e->u.get_item.index;
+    e = e->u.get_item.tuple;
+  }
+  if (!n || e != fn->u.func.params[0]) return false;
+  const Type *td = field < 0 ? e->type : e->type && e->type->kind == TYPE_TUPLE && field < e->type->u.tuple.n
+                                              ? e->type->u.tuple.fields[field]
+                                              : NULL;
+  const Type *tr = fn->u.func.body->type;
+  if (!td) return false;
+  int64_t esz = elem_bytes(td);
+  if (!esz || !lower_static_tensor(tr) || !dtype_eq(tr->u.tensor.dtype, td->u.tensor.dtype)) return false;
+  int64_t total = prod(td->u.tensor.shape, 0, td->u.tensor.ndim);
+  if (total != prod(tr->u.tensor.shape, 0, tr->u.tensor.ndim)) return false;
+  sb_printf(sb, "/* reshape: a copy of %lld bytes */\n", (long long)(total * esz));
+  sb_printf(sb, "static rlyrt_status %s(rlyrt_object *const *args, rlyrt_object **out) {\n", name);
+  put_shape(sb, "shape", tr);
+  sb_puts(sb, "  rlyrt_tensor *t = *out ? RLYRT_AS_TENSOR(*out) : ");
+  put_new(sb, tr, "shape");
+  sb_puts(sb, ";\n  if (!t) return rlyrt_error_at(RLYRT_E_NOMEM, ");
+  lower_put_cstring(sb, where ? where : "");
+  sb_puts(sb, ");\n");
+  if (!total) sb_puts(sb, "  (void)args;\n");
+  else if (field < 0)
+    sb_printf(sb, "  memcpy(t->dl.data, RLYRT_AS_TENSOR(args[0])->dl.data, %lld);\n", (long long)(total * esz));
+  else
+    sb_printf(sb, "  memcpy(t->dl.data, RLYRT_AS_TENSOR(RLYRT_AS_TUPLE(args[0])->fields[%d])->dl.data, %lld);\n", field,
+              (long long)(total * esz));
+  sb_puts(sb, "  *out = &t->obj;\n  return RLYRT_OK;\n}\n");
   return true;
 }
