@@ -35,8 +35,9 @@ static const struct {
 } pipeline[] = {
     {"to_main", 0},    /* an expression module becomes def @main */
     {"unfuse", 0},     /* Primitive functions of the input become ordinary functions */
-    {"simplify_inference", 1}, /* batch_norm, dropout, layer/instance/group_norm into elementwise ops */
     {"graph_form", 1},         /* dataflow lets become graph bindings: folding and fusion see across them */
+    {"simplify_inference", 1}, /* batch_norm, dropout, layer/instance/group_norm into elementwise ops (after
+                                  graph_form: `let %b = nn.batch_norm(...); %b.0` is then `nn.batch_norm(...).0`) */
     {"hoist_projection", 1},   /* a loop's input projection as one dense before it */
     {"fold_constant", 1},      /* calls of constants evaluated by the reference kernels */
     {"fuse_ops", 1},           /* groups of operators (TVM's patterns), each one Primitive function */

@@ -11,7 +11,9 @@
 ** binds a shared node once, in the innermost scope holding all its uses,
 ** at its first use (anf.c), so the value is still computed once.
 **
-** Place: from -O1, after SimplifyInference and before FoldConstant and
+** Place: from -O1, before SimplifyInference (which matches
+** `nn.batch_norm(...).0`: a let-bound batch_norm's projection becomes one)
+** and before FoldConstant and
 ** FuseOps. Before FoldConstant because a let-bound tuple made a node makes
 ** its projections projections of a tuple literal, which FoldConstant
 ** removes; run after it, FuseOps would group such a tuple with its
