@@ -1,7 +1,7 @@
 #!/bin/sh
 # CNN benchmark: relayc against ONNX Runtime and PyTorch eager on torchvision
 # classifiers with fixed-seed random weights (bench/models/cnn.py), batch 1,
-# one 1x3x224x224 image, one thread.
+# one 1x3x224x224 image, THREADS threads (default 1).
 #
 #   sh bench/run_cnn.sh BUILD/relayc [MODEL ...]
 #
@@ -21,9 +21,11 @@
 #      1: the engine is faster), the build time and relayc's GFLOP/s.
 # It first prints the CPU, and one core's FMA peak (bench/models/peak.c).
 #
-# Environment: REPEAT (default 30), WARMUP (peers' warm-up calls, default
-# 5), TOL (1e-4), PYTHON (/usr/bin/python3, with torch and torchvision),
-# NODE_DIR (where onnxruntime-node is installed; default bench/node, which
+# Environment: THREADS (each engine's threads: relayc's `build --threads`
+# and `run --threads`, ONNX Runtime's intra-op threads, torch's
+# set_num_threads; default 1), REPEAT (default 30), WARMUP (peers' warm-up
+# calls, default 5), TOL (1e-4), PYTHON (/usr/bin/python3, with torch and
+# torchvision), NODE_DIR (where onnxruntime-node is installed; default bench/node, which
 # bench/run_models.sh fills), KEEP=1 (keep the files, under bench/out/).
 set -u
 if [ $# -lt 1 ]; then
@@ -37,6 +39,7 @@ case $RELAYC in /*) ;; *) RELAYC=$(pwd)/$RELAYC ;; esac
 MODELS="resnet18 mobilenet_v2 resnet50"
 [ $# -gt 0 ] && MODELS=$*
 REPEAT=${REPEAT:-30}
+export THREADS=${THREADS:-1}
 TOL=${TOL:-1e-4}
 PYTHON=${PYTHON:-/usr/bin/python3}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -51,8 +54,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# The peers run on one thread.
-peer() { env OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 "$@"; }
+# The peers run on THREADS threads.
+peer() { env OMP_NUM_THREADS="$THREADS" MKL_NUM_THREADS="$THREADS" OPENBLAS_NUM_THREADS="$THREADS" "$@"; }
 
 HAVE_ORT=1
 node -e "require(require.resolve('onnxruntime-node', {paths: [process.argv[1]]}))" "$NODE_DIR" >/dev/null 2>&1 ||
@@ -111,7 +114,7 @@ for m in $MODELS; do
   fi
   t0=$(date +%s.%N)
   if ! (cd "$D" && "$RELAYC" import model.onnx -o model.relay --params-out model.params &&
-        "$RELAYC" build model.relay --params model.params -o model.so) >"$D/build.log" 2>&1; then
+        "$RELAYC" build model.relay --params model.params -o model.so --threads "$THREADS") >"$D/build.log" 2>&1; then
     head -n 20 "$D/build.log" >&2
     row "$m" relayc FAILED
     FAILED=1
@@ -120,7 +123,7 @@ for m in $MODELS; do
   t1=$(date +%s.%N)
   echo "bench: $m: import and build $(echo "$t1 - $t0" | bc) s"
   OUTS=""
-  if (cd "$D" && "$RELAYC" run model.so --input input=input.npy --output relayc.npy) >"$D/relayc.log" 2>&1; then
+  if (cd "$D" && "$RELAYC" run model.so --input input=input.npy --output relayc.npy --threads "$THREADS") >"$D/relayc.log" 2>&1; then
     OUTS="relayc=$D/relayc.npy"
   else
     head -n 20 "$D/relayc.log" >&2
@@ -146,7 +149,7 @@ for m in $MODELS; do
     continue
   fi
   echo "bench: $m: timing"
-  (cd "$D" && "$RELAYC" run model.so --input input=input.npy --repeat "$REPEAT") >"$D/relayc.time" 2>&1
+  (cd "$D" && "$RELAYC" run model.so --input input=input.npy --repeat "$REPEAT" --threads "$THREADS") >"$D/relayc.time" 2>&1
   timed "$m" relayc "$D/relayc.time"
   [ $ORT = 1 ] && peer node "$SRC/ort_run.js" "$NODE_DIR" "$D/model.onnx" "$D/input.npy" time "$REPEAT" \
     >"$D/ort.time" 2>&1 && timed "$m" onnxruntime "$D/ort.time"
@@ -172,6 +175,6 @@ awk -F '\t' -v r18="$(gflop resnet18)" -v r50="$(gflop resnet50)" -v mb2="$(gflo
   }
 ' "$ROWS"
 echo
-echo "bench: wall time per call (median and minimum), one thread; GFLOP/s from the minimum;" \
+echo "bench: wall time per call (median and minimum), $THREADS thread(s); GFLOP/s from the minimum;" \
   "load average now $(cut -d ' ' -f 1-3 /proc/loadavg)"
 exit $FAILED

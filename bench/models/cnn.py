@@ -12,7 +12,8 @@ DIR/model.onnx (torch.onnx.export, opset 13, input "input", output
 "output"), DIR/input.npy (one 1x3x224x224 image) and DIR/torch.npy (PyTorch
 eager's output). time builds the same model again and prints the wall time
 of REPEAT calls of PyTorch eager after WARMUP (environment, default 5) as
-"eager time_ms: median=M min=A max=B n=REPEAT". One thread.
+"eager time_ms: median=M min=A max=B n=REPEAT". THREADS (environment,
+default 1) threads.
 """
 
 import os
@@ -43,7 +44,7 @@ def model(name):
 
 def main(argv):
     warnings.filterwarnings("ignore")
-    torch.set_num_threads(1)
+    torch.set_num_threads(int(os.environ.get("THREADS", "1")))
     if len(argv) < 3 or argv[0] not in ("gen", "time"):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2

@@ -1,5 +1,6 @@
 // ort_run.js: the CNN benchmark's ONNX Runtime peer (npm's onnxruntime-node,
-// one thread). Runs MODEL.onnx (input "input", output "output") on INPUT.npy:
+// THREADS intra-op threads: environment, default 1). Runs MODEL.onnx (input
+// "input", output "output") on INPUT.npy:
 //
 //   node ort_run.js NODE_DIR MODEL.onnx INPUT.npy check OUT.npy   writes the output
 //   node ort_run.js NODE_DIR MODEL.onnx INPUT.npy time REPEAT     WARMUP calls (env,
@@ -51,7 +52,7 @@ async function main(argv) {
   const [nodeDir, model, inFile, mode, arg] = argv;
   const ort = require(require.resolve('onnxruntime-node', { paths: [path.resolve(nodeDir)] }));
   const session = await ort.InferenceSession.create(model, {
-    intraOpNumThreads: 1,
+    intraOpNumThreads: Number(process.env.THREADS || 1),
     interOpNumThreads: 1,
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',

@@ -5,8 +5,11 @@
 ** each loaded model has its own. The pool starts no thread until a call
 ** asks for more than one, then grows to the largest count asked for since
 ** (never more than RLYRT_MAX_THREADS - 1 workers: the caller is a thread
-** of every call). Workers sleep on a condition variable between jobs, so
-** an idle pool costs no CPU.
+** of every call). Between jobs a worker first spins for SPIN_NS, watching
+** a counter of queued jobs (a model's kernels come one after another, and
+** waking a sleeping thread takes tens of microseconds: much of a small
+** kernel's time), then sleeps on a condition variable, so an idle pool
+** costs no CPU.
 **
 ** A call is a job on a queue: its items are handed out one at a time from
 ** an atomic counter, to the caller and to the workers that join (at most
@@ -34,6 +37,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "relayc/runtime.h"
@@ -55,10 +59,13 @@ static struct {
   pthread_cond_t work;  /* a job was queued, or the pool stops */
   pthread_cond_t left;  /* a worker left a job */
   Job *head, *tail;     /* jobs that workers may join */
+  uint32_t queued;      /* atomic: jobs queued so far (what spinning workers watch) */
   int32_t nworkers;
   bool stop;
   pthread_t workers[RLYRT_MAX_THREADS];
-} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, 0, false, {0}};
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, 0, 0, false, {0}};
+
+enum { SPIN_NS = 100 * 1000 }; /* how long an idle worker spins before it sleeps */
 
 /* Nonzero on a worker and while a call runs its items: calls made then
 ** run inline. */
@@ -112,11 +119,37 @@ static void dequeue(Job *j) {
   j->queued = false;
 }
 
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Waits (without the lock) up to SPIN_NS for pool.queued to move from seen. */
+static void spin(uint32_t seen) {
+  int64_t end = now_ns() + SPIN_NS;
+  for (;;) {
+    for (int k = 0; k < 64; k++) {
+      if (__atomic_load_n(&pool.queued, __ATOMIC_ACQUIRE) != seen) return;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+    if (now_ns() >= end) return;
+  }
+}
+
 static void *worker_main(void *arg) {
   (void)arg;
   inside = 1;
   pthread_mutex_lock(&pool.lock);
   for (;;) {
+    if (!pool.stop && !pool.head) {
+      uint32_t seen = __atomic_load_n(&pool.queued, __ATOMIC_RELAXED);
+      pthread_mutex_unlock(&pool.lock);
+      spin(seen);
+      pthread_mutex_lock(&pool.lock);
+    }
     while (!pool.stop && !pool.head) pthread_cond_wait(&pool.work, &pool.lock);
     if (pool.stop) break;
     Job *j = pool.head;
@@ -172,6 +205,7 @@ void rlyrt_parallel_for(int32_t nthreads, int64_t n, rlyrt_task_fn fn, void *ctx
       if (pool.tail) pool.tail->next = &j;
       else pool.head = &j;
       pool.tail = &j;
+      __atomic_fetch_add(&pool.queued, 1, __ATOMIC_RELEASE);
       for (int32_t k = 0; k < t - 1; k++) pthread_cond_signal(&pool.work);
     }
     pthread_mutex_unlock(&pool.lock);

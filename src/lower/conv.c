@@ -2,7 +2,7 @@
 ** shapes), with the group's elementwise tail (bias, a folded batch norm's
 ** scale and shift, relu or clip, a residual add) as an epilogue.
 **
-** Three schedules (schedules.def), chosen by shape:
+** Four schedules (schedules.def), chosen by shape:
 ** - CONV_DW, depthwise (one input channel per group, any multiplier): per
 **   input channel, its plane is copied once into a buffer with zero
 **   borders, the columns of each row split by phase (column mod stride),
@@ -16,6 +16,10 @@
 ** - CONV_1X1, 1x1 at stride 1 without padding: per batch and group, the
 **   GEMM C[oc, pixel] = W[oc, ci] X[ci, pixel], whose B operand is the
 **   input itself (rows of H*W pixels).
+** - CONV_WINO, 3x3 at stride and dilation 1, one group, a constant filter,
+**   images with enough tiles: Winograd F(4x4, 3x3) (or F(2x2, 3x3))
+**   (lower/winograd.c, on the problem analyse fills: lower/conv.h; the
+**   filter is transformed and packed at build time).
 ** - CONV_IM2COL, the rest: the same GEMM over the reduction (ci, kh, kw),
 **   B being the im2col matrix, never materialized: with padding or a
 **   stride, the input is first copied into the depthwise kernel's layout
@@ -33,38 +37,43 @@
 ** zero-padded, float[groups][ceil(M / 12)][K][12]; the micro-kernel reads
 ** its MR rows at their offset in the panel.
 **
+** Tiles of pixel rows (Conv.rows, put_gemm_rows). NR pixels by MR filters
+** (AVX-512: 32 by 12) pad small images badly: 49 pixels (7x7) compute 64,
+** 196 compute 224. Those GEMMs instead swap the roles: tiles of MRP = 7
+** pixels (A, broadcast; ResNet's and MobileNetV2's rows are 7 times a
+** power of 2) by NR filters (B, vectors), the filter packed in PB = 32
+** wide panels, float[groups][ceil(M / 32)][K][32] (each ISA reads its NR
+** columns at their offset), A's panels packed per KC block from the input
+** (a run of 7 pixels of one output row: one copy of 7 floats). The tiles
+** accumulate C transposed ([pixel][filter]) in per-thread scratch; after
+** the last KC block each panel of filters is copied into C and through
+** the epilogue. That copy and the packing cost about 100 steps of the
+** reduction per output, so analyse takes these tiles where they pad less
+** by more than that (ResNet's and MobileNetV2's 7x7 and 14x14 layers
+** with K of several hundred or more; the large images pad little either
+** way); RLY_CONV_ROWS=1 forces them (tests).
+**
 ** The outer loops (batches, groups, NC blocks of pixels) go over
-** independent blocks of the result. Accumulation is in float32 (the
+** independent blocks of the result; with threads, blocks of pixels and of
+** filters (multiples of the tiles' sides) are the parts of
+** rlyrt_parallel_for. Each output's sum runs over the reduction in the
+** same order whatever the blocks, so the bits do not depend on the thread
+** count or the tile shape's edges. Accumulation is in float32 (the
 ** reference kernel accumulates in double): results differ by rounding
 ** only, and are the same on every run. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lower/kernel.h"
-#include "lower/lower.h"
+#include "lower/conv.h"
 
 enum { KC = 256, MC = 120, NC = 1024, NR_MAX = 32, PA = 12 }; /* gemm.c's blocks; PA: the packed filter's panel */
+/* Tiles of pixel rows (Conv.rows): MRP pixels by NR filters, in blocks of
+** NCP pixels and MCP filters; the filter packed in PB-wide panels. */
+enum { MRP = 7, NCP = 7 * 64, MCP = 128, PB = 32 };
 
-typedef enum ConvKind { CK_DW, CK_1X1, CK_IM2COL } ConvKind;
+/* by ConvKind (CK_WINO names itself: winograd.c) */
 static const char *const kind_names[] = {"depthwise conv2d", "conv2d 1x1 GEMM", "conv2d im2col GEMM"};
-
-typedef struct Conv {
-  const Group *g;
-  int anchor;
-  ConvKind kind;
-  int px, pw;                           /* the parameters of data and weight */
-  int64_t n, c, h, w;                   /* data */
-  int64_t oc, kh, kw, oh, ow;           /* weight, result */
-  int64_t sh, sw, dh, dw, pt, pl, pb, pr; /* strides, dilation, padding */
-  int64_t groups, cg, m, k, np;         /* per group: input channels, output channels (M), reduction (K); pixels */
-  int64_t hp, wp;                       /* the input plane as read (padded) */
-  int64_t ph, rl;                       /* a copied plane's phase width ceil(wp / sw) and row length sw * ph */
-  bool copied;                          /* im2col reads a copy (zero borders, columns split by phase) */
-  bool epilogue, prepacked;
-  Ewise ew;
-  int64_t l_sq[EW_MAX_LEAVES], l_si[EW_MAX_LEAVES], l_sj[EW_MAX_LEAVES]; /* leaves on the view [n, oc, pixel] */
-} Conv;
 
 /* {==== The problem ====} */
 
@@ -139,11 +148,12 @@ static bool leaf_strides(Conv *C, int k, const Type *res) {
 }
 
 /* Whether schedule kind takes the problem. */
-static bool applies(const Conv *C, int kind) {
+static bool applies(Conv *C, int kind) {
   switch (kind) {
   case CK_DW: return C->groups > 1 && C->cg == 1;
   case CK_1X1: return C->kh == 1 && C->kw == 1 && C->sh == 1 && C->sw == 1 && !C->pt && !C->pl && !C->pb && !C->pr;
   case CK_IM2COL: return true;
+  case CK_WINO: return wino_applies(C);
   default: return false;
   }
 }
@@ -152,10 +162,13 @@ static int kind_of(const char *id) {
   if (strcmp(id, "CONV_DW") == 0) return CK_DW;
   if (strcmp(id, "CONV_1X1") == 0) return CK_1X1;
   if (strcmp(id, "CONV_IM2COL") == 0) return CK_IM2COL;
+  if (strcmp(id, "CONV_WINO") == 0) return CK_WINO;
   return -1;
 }
 
-static bool analyse(const Group *g, int anchor, Conv *C) {
+/* is_const: which parameters are constants of the module (NULL: none is
+** known to be), for the schedules that read the filter packed only. */
+static bool analyse(const Group *g, int anchor, Conv *C, const bool *is_const) {
   memset(C, 0, sizeof *C);
   C->g = g;
   C->anchor = anchor;
@@ -163,6 +176,7 @@ static bool analyse(const Group *g, int anchor, Conv *C) {
   if (a->op->id != OP_CONV2D || a->nargs != 2 || a->args[0] >= 0 || a->args[1] >= 0) return false;
   C->px = -1 - a->args[0];
   C->pw = -1 - a->args[1];
+  C->const_filter = is_const && C->pw < g->nparams && is_const[C->pw] && C->px != C->pw;
   const Type *tx = g->fn->u.func.params[C->px]->type, *tw = g->fn->u.func.params[C->pw]->type, *tc = a->call->type;
   const Type *res = g->nodes[g->nnodes - 1].call->type;
   if (!lower_static_tensor(tx) || !lower_static_tensor(tw) || !lower_static_tensor(tc) || !lower_static_tensor(res))
@@ -215,6 +229,19 @@ static bool analyse(const Group *g, int anchor, Conv *C) {
   if (!C->copied && C->kind != CK_DW) C->hp = C->h, C->wp = C->w;
   C->ph = (C->wp + C->sw - 1) / C->sw;
   C->rl = C->sw * C->ph;
+  /* The GEMM's tiles: 7 pixels by NR filters where they compute fewer
+  ** padding outputs than NR pixels by MR filters (by the AVX-512 tiles,
+  ** 32 and 12: small images whose rows are 7 pixels times a power of 2,
+  ** filters a multiple of 32) by more than their cost per output (the
+  ** transposed copy, the pixels' packing): about 100 steps of the
+  ** reduction (measured on ResNet's and MobileNetV2's layers). The
+  ** environment's RLY_CONV_ROWS=1 takes them always (a test hook). */
+  if (C->kind == CK_1X1 || C->kind == CK_IM2COL) {
+    double cols = (double)((C->np + 31) / 32 * 32) * (double)((C->m + 11) / 12 * 12);
+    double rows = (double)((C->np + MRP - 1) / MRP * MRP) * (double)((C->m + PB - 1) / PB * PB);
+    const char *all = getenv("RLY_CONV_ROWS");
+    C->rows = rows * (double)(C->k + 100) < 0.95 * cols * (double)C->k || (all && strcmp(all, "1") == 0);
+  }
   /* The epilogue: every other live node, on the anchor's shape. */
   for (int i = 0; i < g->nnodes; i++)
     if (g->nodes[i].live && i != anchor) C->epilogue = true;
@@ -484,6 +511,121 @@ static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
   sb_puts(sb, "              }\n          }\n        }\n      }\n    }\n  }\n}\n");
 }
 
+/* The same GEMM with the roles swapped (Conv.rows): tiles of MRP pixels
+** (A: broadcast) by NR filters (B: vectors) accumulate into the scratch
+** ct0, C transposed ([pixel][filter], rows ldt floats), which after the
+** last KC block goes into C and through the epilogue, a panel of filters
+** at a time. A's panels: the pixels' KC x MRP blocks, a run of MRP pixels
+** of one output row a copy of consecutive floats; B: the filter, packed at
+** build time in PB-wide panels or here per block of MCP filters. In the
+** micro-kernel's names, rows (mc, ir, MR) are pixels and columns (nc, jr,
+** NR) filters. */
+static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
+  int w, mr, nr;
+  gemm_isa_tile(i, &w, &mr, &nr);
+  long long m = C->m, k = C->k, np = C->np, hw = C->hp * C->rl, ldt = (C->m + 15) / 16 * 16;
+  put_target(sb, i);
+  sb_printf(sb,
+            "static void %s_%s(rlyrt_object *const *args, float *restrict o, float *restrict ap, float *restrict bp, "
+            "const float *restrict xp, int32_t *restrict tab, float *restrict ct0, int64_t q, int64_t g, int64_t j0, "
+            "int64_t j1, int64_t i0, int64_t i1) {\n",
+            name, lower_isa_suffix(i));
+  sb_puts(sb, "  (void)bp, (void)xp, (void)tab;\n");
+  sb_printf(sb, "  enum { MR = %d, NR = %d, KC = %d, MC = %d, NC = %d, PB = %d };\n", MRP, nr, KC, NCP, MCP, PB);
+  put_pointers(sb, C);
+  sb_puts(sb, "  (void)xin;\n");
+  sb_printf(sb, "  {\n    float *restrict c = o + q * %lld;\n", (long long)(C->oc * np));
+  if (C->copied) sb_printf(sb, "    const float *restrict xb = xp + q * %lld;\n", (long long)C->c * hw);
+  else sb_printf(sb, "    const float *restrict xb = xin + q * %lld;\n", (long long)(C->c * C->h * C->w));
+  sb_puts(sb, "    {\n");
+  sb_printf(sb, "      const float *restrict xg = xb + g * %lld;\n", (long long)(C->cg * hw));
+  sb_printf(sb, "      const float *restrict wg = w + g * %lld;\n",
+            C->prepacked ? (m + PB - 1) / PB * PB * k : m * k);
+  /* blocks of MC pixels (the tiles' rows) */
+  sb_puts(sb, "      for (int64_t jc = j0; jc < j1; jc += MC) {\n");
+  sb_puts(sb, "        const int64_t mc = j1 - jc < MC ? j1 - jc : MC;\n");
+  if (C->kind == CK_IM2COL) {
+    sb_puts(sb, "        int32_t *restrict off = tab, *restrict run = tab + MC;\n");
+    sb_puts(sb, "        for (int64_t col = 0; col < mc; col++) {\n");
+    sb_printf(sb, "          const int64_t oh = (jc + col) / %lld, ow = (jc + col) %% %lld;\n", (long long)C->ow,
+              (long long)C->ow);
+    sb_printf(sb, "          off[col] = (int32_t)(oh * %lld + ow);\n", (long long)(C->sh * C->rl));
+    sb_puts(sb, "        }\n");
+    sb_puts(sb, "        for (int64_t col = mc - 1; col >= 0; col--)\n");
+    sb_printf(sb, "          run[col] = col + 1 < mc && (jc + col + 1) %% %lld ? run[col + 1] + 1 : 1;\n",
+              (long long)C->ow);
+  }
+  sb_printf(sb, "        for (int64_t pc = 0; pc < %lld; pc += KC) {\n", k);
+  sb_printf(sb, "          const int64_t kc = %lld - pc < KC ? %lld - pc : KC;\n", k, k);
+  /* the pixels' block into MR-wide panels: ap[panel][l][r] */
+  sb_puts(sb, "          for (int64_t l = 0; l < kc; l++) {\n");
+  if (C->kind == CK_1X1) {
+    sb_printf(sb, "            const float *restrict s = xg + (pc + l) * %lld + jc;\n", np);
+  } else {
+    long long kk = C->kh * C->kw;
+    sb_printf(sb, "            const int64_t t = (pc + l) %% %lld;\n", kk);
+    sb_printf(sb, "            const int64_t kw = t %% %lld * %lld;\n", (long long)C->kw, (long long)C->dw);
+    sb_printf(sb, "            const float *restrict s = xg + (pc + l) / %lld * %lld + t / %lld * %lld + kw %% %lld * %lld + kw / %lld;\n",
+              kk, hw, (long long)C->kw, (long long)(C->dh * C->rl), (long long)C->sw, (long long)C->ph, (long long)C->sw);
+  }
+  sb_puts(sb, "            for (int64_t ir = 0; ir < mc; ir += MR) {\n");
+  sb_puts(sb, "              float *restrict d = ap + ir * kc + l * MR;\n");
+  if (C->kind == CK_1X1) {
+    sb_puts(sb, "              if (ir + MR <= mc) {\n");
+    sb_puts(sb, "                memcpy(d, s + ir, MR * sizeof *d);\n");
+    sb_puts(sb, "              } else {\n");
+    sb_puts(sb, "                for (int64_t e = 0; e < MR; e++) d[e] = ir + e < mc ? s[ir + e] : 0;\n");
+    sb_puts(sb, "              }\n");
+  } else {
+    sb_puts(sb, "              if (ir + MR <= mc && run[ir] >= MR) {\n");
+    sb_puts(sb, "                memcpy(d, s + off[ir], MR * sizeof *d);\n");
+    sb_puts(sb, "              } else {\n");
+    sb_puts(sb, "                for (int64_t e = 0; e < MR; e++) d[e] = ir + e < mc ? s[off[ir + e]] : 0;\n");
+    sb_puts(sb, "              }\n");
+  }
+  sb_puts(sb, "            }\n          }\n");
+  /* blocks of NC filters (the tiles' columns) */
+  sb_puts(sb, "          for (int64_t ic = i0; ic < i1; ic += NC) {\n");
+  sb_puts(sb, "            const int64_t nc = i1 - ic < NC ? i1 - ic : NC;\n");
+  if (!C->prepacked) { /* the filters' block into NR-wide panels: bp[panel][l][x] */
+    sb_puts(sb, "            for (int64_t jr = 0; jr < nc; jr += NR) {\n");
+    sb_puts(sb, "              float *restrict dst = bp + jr * kc;\n");
+    sb_puts(sb, "              for (int64_t x = 0; x < NR; x++) {\n");
+    sb_puts(sb, "                if (jr + x < nc) {\n");
+    sb_printf(sb, "                  const float *restrict src = wg + (ic + jr + x) * %lld + pc;\n", k);
+    sb_puts(sb, "                  for (int64_t l = 0; l < kc; l++) dst[l * NR + x] = src[l];\n");
+    sb_puts(sb, "                } else {\n");
+    sb_puts(sb, "                  for (int64_t l = 0; l < kc; l++) dst[l * NR + x] = 0;\n");
+    sb_puts(sb, "                }\n              }\n            }\n");
+  }
+  sb_puts(sb, "            for (int64_t jr = 0; jr < nc; jr += NR) {\n");
+  if (C->prepacked)
+    sb_printf(sb, "              const float *restrict pb = wg + (ic + jr) / PB * %lld + pc * PB + (ic + jr) %% PB;\n",
+              k * PB);
+  else sb_puts(sb, "              const float *restrict pb = bp + jr * kc;\n");
+  sb_puts(sb, "              for (int64_t ir = 0; ir < mc; ir += MR) {\n");
+  sb_puts(sb, "                const float *restrict pa = ap + ir * kc;\n");
+  sb_printf(sb, "                float *restrict ct = ct0 + ir * %lld + ic - i0 + jr;\n", ldt);
+  gemm_put_tile_rows(sb, i, name, 16, MRP, "MR", C->prepacked ? "PB" : "NR", ldt);
+  sb_puts(sb, "              }\n");
+  /* the panel's filters are final: into C, then the epilogue */
+  sb_printf(sb, "              if (pc + KC >= %lld) {\n", k);
+  sb_puts(sb, "                const int64_t nf = nc - jr < NR ? nc - jr : NR;\n");
+  sb_puts(sb, "                for (int64_t f = 0; f < nf; f++) {\n");
+  sb_printf(sb, "                  float *restrict cr = c + (g * %lld + ic + jr + f) * %lld + jc;\n", m, np);
+  sb_puts(sb, "                  const float *restrict tr = ct0 + ic - i0 + jr + f;\n");
+  sb_printf(sb, "                  for (int64_t px = 0; px < mc; px++) cr[px] = tr[px * %lld];\n", ldt);
+  sb_puts(sb, "                }\n");
+  if (C->epilogue) {
+    char i0[48], i1[64];
+    snprintf(i0, sizeof i0, "g * %lld + ic + jr", m);
+    snprintf(i1, sizeof i1, "g * %lld + ic + jr + nf", m);
+    gemm_put_epilogue_call(sb, name, &C->ew, 16, i0, i1, "jc", "jc + mc");
+  }
+  sb_puts(sb, "              }\n");
+  sb_puts(sb, "            }\n          }\n        }\n      }\n    }\n  }\n}\n");
+}
+
 static void put_ops(StrBuf *sb, const Group *g) {
   bool first = true;
   for (int i = 0; i < g->nnodes; i++) {
@@ -491,6 +633,32 @@ static void put_ops(StrBuf *sb, const Group *g) {
     sb_printf(sb, "%s%s", first ? "" : ", ", g->nodes[i].op->name);
     first = false;
   }
+}
+
+/* A GEMM's scratch per thread, in floats: A's panels, B's, the im2col
+** tables and (Conv.rows) the block of C transposed. */
+static void gemm_slot(const Conv *C, int64_t *ap, int64_t *bp, int64_t *tab, int64_t *ct) {
+  int64_t kc = C->k < KC ? C->k : KC;
+  *tab = C->kind == CK_IM2COL ? 2 * NC : 0;
+  if (C->rows) {
+    int64_t nc = C->np < NCP ? (C->np + MRP - 1) / MRP * MRP : NCP;
+    int64_t mc = C->m < MCP ? (C->m + PB - 1) / PB * PB : MCP;
+    *ap = nc * kc;
+    *bp = C->prepacked ? 0 : mc * kc;
+    *ct = nc * ((C->m + 15) / 16 * 16);
+  } else {
+    int64_t mc = C->m < MC ? (C->m + PA - 1) / PA * PA : MC;
+    int64_t nc = C->np < NC ? (C->np + NR_MAX - 1) / NR_MAX * NR_MAX : NC;
+    *ap = C->prepacked ? 0 : mc * kc;
+    *bp = nc * kc;
+    *ct = 0;
+  }
+}
+
+/* The GEMM function's arguments. */
+static const char *gemm_args(const Conv *C) {
+  return C->rows ? "args, o, ap, bp, xp, tab, ct, q, g, j0, j1, i0, i1"
+                 : "args, o, ap, bp, xp, tab, q, g, j0, j1, i0, i1";
 }
 
 /* A part of the work as an item of rlyrt_parallel_for: NAME_job says how
@@ -512,27 +680,27 @@ static void put_task(StrBuf *sb, const char *name, const Conv *C) {
     sb_puts(sb, "}\n");
     return;
   }
-  int64_t kc = C->k < KC ? C->k : KC;
-  int64_t mc = C->m < MC ? (C->m + PA - 1) / PA * PA : MC;
-  int64_t nc = C->np < NC ? (C->np + NR_MAX - 1) / NR_MAX * NR_MAX : NC;
-  int64_t slot = (C->prepacked ? 0 : mc * kc) + nc * kc + (C->kind == CK_IM2COL ? 2 * NC : 0);
+  int64_t ap, bp, tab, ct;
+  gemm_slot(C, &ap, &bp, &tab, &ct);
+  int64_t slot = ap + bp + tab + ct;
   sb_printf(sb,
-            "typedef struct %s_job {\n  rlyrt_object *const *args;\n  float *o, *ap, *bp, *xp;\n  int32_t *tab;\n"
+            "typedef struct %s_job {\n  rlyrt_object *const *args;\n  float *o, *ap, *bp, *xp%s;\n  int32_t *tab;\n"
             "  int64_t cstep, cp, rstep, rp;\n} %s_job;\n",
-            name, name);
+            name, C->rows ? ", *ct" : "", name);
   sb_printf(sb, "static void %s_task(void *ctx, int64_t i, int32_t slot) {\n", name);
   sb_printf(sb, "  const %s_job *J = (const %s_job *)ctx;\n", name, name);
   sb_printf(sb, "  rlyrt_object *const *args = J->args;\n  float *o = J->o, *xp = J->xp;\n");
   sb_printf(sb, "  float *ap = J->ap ? J->ap + slot * %lld : NULL, *bp = J->bp + slot * %lld;\n", (long long)slot,
             (long long)slot);
   sb_printf(sb, "  int32_t *tab = J->tab ? (int32_t *)(J->tab + slot * %lld) : NULL;\n", (long long)slot);
+  if (C->rows) sb_printf(sb, "  float *ct = J->ct + slot * %lld;\n", (long long)slot);
   sb_puts(sb, "  const int64_t r = i % J->rp, cb = i / J->rp % J->cp, qg = i / J->rp / J->cp;\n");
   sb_printf(sb, "  const int64_t q = qg / %lld, g = qg %% %lld;\n", (long long)C->groups, (long long)C->groups);
   sb_printf(sb, "  const int64_t j0 = cb * J->cstep, j1 = j0 + J->cstep < %lld ? j0 + J->cstep : %lld;\n",
             (long long)C->np, (long long)C->np);
   sb_printf(sb, "  const int64_t i0 = r * J->rstep, i1 = i0 + J->rstep < %lld ? i0 + J->rstep : %lld;\n",
             (long long)C->m, (long long)C->m);
-  lower_put_isa_call(sb, name, "args, o, ap, bp, xp, tab, q, g, j0, j1, i0, i1");
+  lower_put_isa_call(sb, name, gemm_args(C));
   sb_puts(sb, "}\n");
 }
 
@@ -542,7 +710,10 @@ static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *
   sb_puts(sb, "/* ");
   put_ops(sb, g);
   sb_printf(sb, ": %s float32%s, %lld x %lld x [%lld x %lld] x %lld, %lldx%lld stride %lldx%lld pad %lld %lld %lld %lld%s */\n",
-            kind_names[C->kind], C->prepacked ? " (filter packed at build time)" : "", (long long)C->n,
+            kind_names[C->kind],
+            C->prepacked ? (C->rows ? " (tiles of 7 pixels; filter packed at build time)" : " (filter packed at build time)")
+                         : (C->rows ? " (tiles of 7 pixels)" : ""),
+            (long long)C->n,
             (long long)C->groups, (long long)C->m, (long long)C->np, (long long)C->k, (long long)C->kh,
             (long long)C->kw, (long long)C->sh, (long long)C->sw, (long long)C->pt, (long long)C->pl, (long long)C->pb,
             (long long)C->pr, C->epilogue ? ", elementwise epilogue" : "");
@@ -553,6 +724,7 @@ static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *
   for (int i = 0; i < lower_isa_count(); i++) {
     lower_put_isa_if(sb, i);
     if (C->kind == CK_DW) put_dw(sb, i, name, C);
+    else if (C->rows) put_gemm_rows(sb, i, name, C);
     else put_gemm(sb, i, name, C);
     sb_puts(sb, "#endif\n");
   }
@@ -568,8 +740,15 @@ static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *
   sb_puts(sb, ");\n");
   /* Threads: parts of the result (planes; blocks of pixels and filters)
   ** on rlyrt_parallel_for, each computed as without threads (the same
-  ** bits), each thread with its own scratch (slot). */
-  bool par = lower_par_worth(2.0 * (double)C->n * (double)C->oc * (double)C->np * (double)C->k, LOWER_PAR_MIN_FLOPS);
+  ** bits), each thread with its own scratch (slot). Depthwise does few
+  ** FLOPs per element it touches (each plane copied, then its outputs),
+  ** so it counts those, as an elementwise kernel would: MobileNetV2's
+  ** 14x14 and 7x7 ones (under 2M FLOPs, each longer than a thread's
+  ** wake-up) split too. */
+  bool par = C->kind == CK_DW ? lower_par_worth((double)C->n * (double)C->c * (double)(C->hp * C->rl + C->m * C->np),
+                                                LOWER_PAR_MIN_ELEMS)
+                              : lower_par_worth(2.0 * (double)C->n * (double)C->oc * (double)C->np * (double)C->k,
+                                                LOWER_PAR_MIN_FLOPS);
   if (par) sb_puts(sb, "  const int32_t nt = RLYRT_KERNEL_THREADS;\n");
   else sb_puts(sb, "  const int32_t nt = 1;\n");
   /* the scratch: one allocation, the shared part then nt slots */
@@ -579,18 +758,18 @@ static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *
     slot = (C->hp * C->rl + 16 + 15) / 16 * 16; /* 16 floats of slack: a vector past the last row */
     sb_puts(&parts, "  float *xp = (float *)ws;\n");
   } else {
-    int64_t kc = C->k < KC ? C->k : KC;
-    int64_t mc = C->m < MC ? (C->m + PA - 1) / PA * PA : MC;
-    int64_t nc = C->np < NC ? (C->np + NR_MAX - 1) / NR_MAX * NR_MAX : NC;
-    int64_t ap = C->prepacked ? 0 : mc * kc, bp = nc * kc, tab = C->kind == CK_IM2COL ? 2 * NC : 0;
+    int64_t ap, bp, tab, ct;
+    gemm_slot(C, &ap, &bp, &tab, &ct);
     shared = C->copied ? (C->n * C->c * C->hp * C->rl + 15) / 16 * 16 : 0;
-    slot = ap + bp + tab;
+    slot = ap + bp + tab + ct;
     sb_printf(&parts, "  float *xp = %s;\n", shared ? "(float *)ws" : "NULL");
-    /* slot 0 (slot s: s * SLOT floats further): A's panels, B's, the tables */
-    if (C->prepacked) sb_printf(&parts, "  float *ap = NULL, *bp = (float *)ws + %lld;\n", (long long)shared);
+    /* slot 0 (slot s: s * SLOT floats further): A's panels, B's, the
+    ** tables, C's block transposed */
+    if (!ap) sb_printf(&parts, "  float *ap = NULL, *bp = (float *)ws + %lld;\n", (long long)shared);
     else sb_printf(&parts, "  float *ap = (float *)ws + %lld, *bp = ap + %lld;\n", (long long)shared, (long long)ap);
     if (tab) sb_printf(&parts, "  int32_t *tab = (int32_t *)(bp + %lld);\n", (long long)bp);
     else sb_puts(&parts, "  int32_t *tab = NULL;\n");
+    if (C->rows) sb_printf(&parts, "  float *ct = bp + %lld;\n", (long long)(bp + tab));
   }
   sb_printf(sb, "  unsigned char *ws = (unsigned char *)rlyrt_alloc(%lld + (size_t)nt * %lld, 64);\n",
             (long long)(shared * 4), (long long)(slot * 4));
@@ -621,18 +800,20 @@ static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *
       put_plane_copy(sb, C, 4, "dp", "s");
       sb_puts(sb, "  }\n");
     }
-    long long m = C->m, np = C->np, rows = (C->m + PA - 1) / PA, nqg = C->n * C->groups;
-    sb_printf(sb, "  %s_job J = {args, o, ap, bp, xp, tab, %lld, 1, %lld, 1};\n", name, np, m);
+    /* the tiles' edges: pixels, filters */
+    int pe = C->rows ? MRP : NR_MAX, fe = C->rows ? PB : PA;
+    long long m = C->m, np = C->np, rows = (C->m + fe - 1) / fe, nqg = C->n * C->groups;
+    sb_printf(sb, "  %s_job J = {args, o, ap, bp, xp, %stab, %lld, 1, %lld, 1};\n", name, C->rows ? "ct, " : "", np, m);
     sb_puts(sb, "  if (nt > 1) {\n");
     /* pixel blocks of at least 256, then blocks of filters (multiples of
-    ** PA), to make about 4 parts per thread */
+    ** the tiles), to make about 4 parts per thread */
     sb_printf(sb, "    int64_t cp = (%lld + 255) / 256;\n", np);
     sb_puts(sb, "    if (cp > 4 * nt) cp = 4 * nt;\n");
-    sb_printf(sb, "    J.cstep = ((%lld + cp - 1) / cp + %d) / %d * %d;\n", np, NR_MAX - 1, NR_MAX, NR_MAX);
+    sb_printf(sb, "    J.cstep = ((%lld + cp - 1) / cp + %d) / %d * %d;\n", np, pe - 1, pe, pe);
     sb_printf(sb, "    J.cp = (%lld + J.cstep - 1) / J.cstep;\n", np);
     sb_printf(sb, "    int64_t rp = (4 * nt + %lld * J.cp - 1) / (%lld * J.cp);\n", nqg, nqg);
     sb_printf(sb, "    if (rp > %lld) rp = %lld;\n", rows, rows);
-    sb_printf(sb, "    J.rstep = (%lld + rp - 1) / rp * %d;\n", rows, PA);
+    sb_printf(sb, "    J.rstep = (%lld + rp - 1) / rp * %d;\n", rows, fe);
     sb_printf(sb, "    J.rp = (%lld + J.rstep - 1) / J.rstep;\n", m);
     sb_printf(sb, "    rlyrt_parallel_for(nt, %lld * J.cp * J.rp, %s_task, &J);\n", nqg, name);
     sb_puts(sb, "  } else {\n");
@@ -640,7 +821,7 @@ static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *
     sb_printf(sb, "      for (int64_t g = 0; g < %lld; g++) {\n", (long long)C->groups);
     sb_printf(sb, "        const int64_t j0 = 0, j1 = %lld, i0 = 0, i1 = %lld;\n", np, m);
     StrBuf call = {0};
-    lower_put_isa_call(&call, name, "args, o, ap, bp, xp, tab, q, g, j0, j1, i0, i1");
+    lower_put_isa_call(&call, name, gemm_args(C));
     sb_puts(sb, sb_str(&call));
     sb_free(&call);
     sb_puts(sb, "      }\n  }\n");
@@ -651,7 +832,7 @@ static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *
 
 bool conv_lower(StrBuf *sb, const char *name, const Group *g, int anchor, const char *where) {
   Conv *C = rly_xcalloc(1, sizeof *C);
-  bool ok = analyse(g, anchor, C);
+  bool ok = analyse(g, anchor, C, NULL);
   if (ok) put_kernel(sb, name, C, where);
   free(C);
   return ok;
@@ -687,7 +868,7 @@ bool conv_lower_prepacked(StrBuf *out, const char *name, const Expr *fn, const c
   Group *g = rly_xcalloc(1, sizeof *g);
   Conv *C = rly_xcalloc(1, sizeof *C);
   int anchor = -1;
-  bool ok = group_build(fn, g) && (anchor = conv_anchor(g)) >= 0 && analyse(g, anchor, C) && C->kind != CK_DW &&
+  bool ok = group_build(fn, g) && (anchor = conv_anchor(g)) >= 0 && analyse(g, anchor, C, is_const) && C->kind != CK_DW &&
             C->pw < g->nparams && is_const[C->pw] && C->px != C->pw;
   /* the filter's parameter is read packed: nothing else may read it */
   for (int k = 0; ok && C->epilogue && k < C->ew.nleaves; k++)
@@ -698,12 +879,14 @@ bool conv_lower_prepacked(StrBuf *out, const char *name, const Expr *fn, const c
   if (ok) {
     C->prepacked = true;
     StrBuf k = {0};
-    put_kernel(&k, name, C, where);
+    if (C->kind == CK_WINO) wino_put_kernel(&k, name, C, where);
+    else put_kernel(&k, name, C, where);
     sb_puts(out, no_contract);
     if (fm_used(sb_str(&k))) fm_put_defs(out);
     sb_puts(out, sb_str(&k));
     sb_free(&k);
-    /* the filter of group q as B(l, j) = W[q][j][l], PA-wide panels */
+    /* the filter of group q as B(l, j) = W[q][j][l], PA-wide panels (PB:
+    ** tiles of pixel rows) */
     memset(p, 0, sizeof *p);
     p->param = C->pw;
     p->q = C->groups;
@@ -712,7 +895,8 @@ bool conv_lower_prepacked(StrBuf *out, const char *name, const Expr *fn, const c
     p->b_sq = C->m * C->k;
     p->b_sk = 1;
     p->b_sj = C->k;
-    p->pw = PA;
+    p->pw = C->rows ? PB : PA;
+    if (C->kind == CK_WINO) wino_prepack(C, p);
   }
   free(C);
   free(g);

@@ -50,8 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lower/kernel.h"
-#include "lower/lower.h"
+#include "lower/conv.h"
 
 /* {==== The ISAs ====} */
 
@@ -519,8 +518,13 @@ static void put_gemv(StrBuf *sb, const Isa *isa, const char *name, const Gemm *G
 
 /* The micro-kernel (see kernel.h): accumulators, the k loop, the store. */
 void gemm_put_tile(StrBuf *sb, int i, const char *name, int ind, const char *a_step, const char *b_step, int64_t ldc) {
+  gemm_put_tile_rows(sb, i, name, ind, isas[i].mr, a_step, b_step, ldc);
+}
+
+void gemm_put_tile_rows(StrBuf *sb, int i, const char *name, int ind, int mr, const char *a_step, const char *b_step,
+                        int64_t ldc) {
   const Isa *isa = &isas[i];
-  int w = isa->w, mr = isa->mr, nr = isa->nr, nv = nr / w;
+  int w = isa->w, nr = isa->nr, nv = nr / w;
   long long n = (long long)ldc;
   /* C's tile is read (and written) after the k loop: fetch it meanwhile. */
   sb_printf(sb, "%*sfor (int64_t r = 0; r < MR && ir + r < mc; r++) {\n", ind, "");
@@ -981,7 +985,9 @@ void *lower_prepack(const LowerPrepack *p, const void *b, size_t *nbytes) {
   const int64_t pw = p->pw ? p->pw : LOWER_PACK_NR, np = (p->n + pw - 1) / pw;
   size_t n = (size_t)(p->q * np * p->k * pw);
   float *d = rly_xmalloc(n ? n * sizeof *d : 1);
-  const float *s = b;
+  /* a Winograd filter: its transform, B[q][j][l] (lower/winograd.c) */
+  float *u = p->wino ? wino_transform_filter(p, b) : NULL;
+  const float *s = u ? u : b;
   float *o = d;
   for (int64_t q = 0; q < p->q; q++)
     for (int64_t t = 0; t < np; t++)
@@ -991,6 +997,7 @@ void *lower_prepack(const LowerPrepack *p, const void *b, size_t *nbytes) {
           if (j < p->n) memcpy(o, s + q * p->b_sq + l * p->b_sk + j * p->b_sj, sizeof *o);
           else *o = 0;
         }
+  free(u);
   *nbytes = n * sizeof *d;
   return d;
 }

@@ -7,7 +7,8 @@
 ** emits take with a scalar index, split, scatter_nd and reshapes as copies;
 ** gemm.c emits nn.dense and nn.batch_matmul on float32 (GEMV and packed
 ** GEMM, one version per vector ISA); conv.c emits nn.conv2d on float32
-** (depthwise, and GEMMs on gemm.c's micro-kernel); schedules.def says which schedule
+** (depthwise, and GEMMs on gemm.c's micro-kernel), winograd.c its Winograd
+** schedule (conv.h: what they share); schedules.def says which schedule
 ** takes which group. */
 #ifndef RLY_LOWER_KERNEL_H
 #define RLY_LOWER_KERNEL_H
@@ -239,6 +240,10 @@ void gemm_put_v4(StrBuf *sb, const char *name, bool store);
 ** a buffer). Needs in scope: the enums MR, NR; pa, pb, ct; kc, pc, mc, ir,
 ** nc, jr. Leaves `mr` and `nr` (the tile's valid size) declared. */
 void gemm_put_tile(StrBuf *sb, int i, const char *name, int ind, const char *a_step, const char *b_step, int64_t ldc);
+/* The same with mr rows of A per tile instead of the ISA's MR (the enum MR
+** in scope must be mr): conv.c's tiles of 7 pixels by NR filters. */
+void gemm_put_tile_rows(StrBuf *sb, int i, const char *name, int ind, int mr, const char *a_step, const char *b_step,
+                        int64_t ldc);
 /* The epilogue ew on a tile as the function NAME_epi(c, leaf pointers, q,
 ** i0, i1, j0, j1): rows [i0, i1) and columns [j0, j1) of C (rows ldc apart,
 ** c at batch q); leaf k is read at q * l_sq[k] + ei * l_si[k] + ej * l_sj[k]. */

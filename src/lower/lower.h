@@ -75,6 +75,8 @@ typedef struct LowerPrepack {
   int64_t q, k, n;          /* B's batches (1 when broadcast), reduction, columns */
   int64_t b_sq, b_sk, b_sj; /* element strides: B(q, l, j) = data[q * b_sq + l * b_sk + j * b_sj] */
   int64_t pw;               /* the panels' width; 0: LOWER_PACK_NR */
+  int wino;                 /* m > 0: B is a conv2d's 3x3 filter [n][k][3][3] whose Winograd transform
+                               for F(m x m, 3 x 3) is packed instead, as q = (m + 2)^2 batches (lower/winograd.c) */
 } LowerPrepack;
 bool lower_loops_prepacked(StrBuf *out, const char *name, const Expr *fn, const char *where, const bool *is_const,
                            LowerPrepack *p);

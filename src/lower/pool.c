@@ -11,7 +11,8 @@
 ** reference's padding), an average sums in double and divides by the
 ** reference's count (count_include_pad, or the taps inside); the results
 ** are the reference's bit for bit. The outer loop goes over independent
-** planes. */
+** planes; with enough to read (LOWER_PAR_MIN_READ), blocks of planes are
+** the parts of rlyrt_parallel_for (the same bits at any thread count). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,12 +134,28 @@ static void put_count(StrBuf *sb, const char *var, const char *start, int64_t k,
   sb_puts(sb, "        }\n");
 }
 
+static void put_planes(StrBuf *sb, const Pool *P);
+
 static void put_kernel(StrBuf *sb, const char *name, const Group *g, const Pool *P, const char *where) {
   const GNode *a = &g->nodes[g->nnodes - 1];
   const Type *res = a->call->type;
   int px = -1 - a->args[0];
   sb_printf(sb, "/* %s: %s pool float32, %lld planes of %lld x %lld */\n", a->op->name, P->is_max ? "max" : "average",
             (long long)P->nc, (long long)P->h, (long long)P->w);
+  /* the planes [p0, p1) */
+  sb_printf(sb, "static void %s_planes(const float *restrict x, float *restrict o, int64_t p0, int64_t p1) {\n", name);
+  put_planes(sb, P);
+  sb_puts(sb, "}\n");
+  bool par = P->nc > 1 && lower_par_worth((double)P->nc * (double)(P->h * P->w), LOWER_PAR_MIN_READ);
+  if (par) {
+    lower_put_threads_preamble(sb);
+    sb_printf(sb, "typedef struct %s_job {\n  const float *x;\n  float *o;\n  int64_t step;\n} %s_job;\n", name, name);
+    sb_printf(sb, "static void %s_task(void *ctx, int64_t i, int32_t slot) {\n", name);
+    sb_printf(sb, "  const %s_job *J = (const %s_job *)ctx;\n  (void)slot;\n", name, name);
+    sb_printf(sb, "  const int64_t p0 = i * J->step, p1 = p0 + J->step < %lld ? p0 + J->step : %lld;\n",
+              (long long)P->nc, (long long)P->nc);
+    sb_printf(sb, "  %s_planes(J->x, J->o, p0, p1);\n}\n", name);
+  }
   sb_printf(sb, "static rlyrt_status %s(rlyrt_object *const *args, rlyrt_object **out) {\n", name);
   sb_puts(sb, "  static const int64_t shape[4] = {");
   for (int d = 0; d < 4; d++) sb_printf(sb, "%s%lld", d ? ", " : "", (long long)res->u.tensor.shape[d]);
@@ -148,10 +165,23 @@ static void put_kernel(StrBuf *sb, const char *name, const Group *g, const Pool 
   sb_puts(sb, "  if (!t) return rlyrt_error_at(RLYRT_E_NOMEM, ");
   lower_put_cstring(sb, where ? where : "");
   sb_puts(sb, ");\n");
-  sb_printf(sb, "  const float *restrict x = (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", px);
-  sb_puts(sb, "  float *restrict o = (float *)t->dl.data;\n");
+  sb_printf(sb, "  const float *x = (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", px);
+  sb_puts(sb, "  float *o = (float *)t->dl.data;\n");
+  if (par) { /* four parts per thread */
+    sb_puts(sb, "  const int32_t nt = RLYRT_KERNEL_THREADS;\n  if (nt > 1) {\n");
+    sb_printf(sb, "    %s_job J = {x, o, (%lld + 4 * nt - 1) / (4 * nt)};\n", name, (long long)P->nc);
+    sb_printf(sb, "    rlyrt_parallel_for(nt, (%lld + J.step - 1) / J.step, %s_task, &J);\n", (long long)P->nc, name);
+    sb_printf(sb, "  } else {\n    %s_planes(x, o, 0, %lld);\n  }\n", name, (long long)P->nc);
+  } else {
+    sb_printf(sb, "  %s_planes(x, o, 0, %lld);\n", name, (long long)P->nc);
+  }
+  sb_puts(sb, "  *out = &t->obj;\n  return RLYRT_OK;\n}\n");
+}
+
+/* The loop over the planes p0 <= p < p1 (x, o in scope). */
+static void put_planes(StrBuf *sb, const Pool *P) {
   long long hw = P->h * P->w;
-  sb_printf(sb, "  for (int64_t p = 0; p < %lld; p++) {\n", (long long)P->nc);
+  sb_puts(sb, "  for (int64_t p = p0; p < p1; p++) {\n");
   sb_printf(sb, "    const float *restrict s = x + p * %lld;\n", hw);
   if (P->global) {
     if (P->is_max) {
@@ -163,7 +193,7 @@ static void put_kernel(StrBuf *sb, const char *name, const Group *g, const Pool 
       sb_printf(sb, "    for (int64_t i = 0; i < %lld; i++) acc += (double)s[i];\n", hw);
       sb_printf(sb, "    o[p] = (float)(acc / %lld);\n", hw);
     }
-    sb_puts(sb, "  }\n  *out = &t->obj;\n  return RLYRT_OK;\n}\n");
+    sb_puts(sb, "  }\n");
     return;
   }
   /* Per output row: the row (a max: d itself; an average: acc in double)
@@ -201,7 +231,7 @@ static void put_kernel(StrBuf *sb, const char *name, const Group *g, const Pool 
     if (!P->include_pad) sb_puts(sb, "        if (count < 1) count = 1;\n");
     sb_puts(sb, "        dr[ow] = (float)(acc[ow] / (double)count);\n      }\n");
   }
-  sb_puts(sb, "    }\n  }\n  *out = &t->obj;\n  return RLYRT_OK;\n}\n");
+  sb_puts(sb, "    }\n  }\n");
 }
 
 bool pool_lower(StrBuf *sb, const char *name, const Group *g, const char *where) {

@@ -6,7 +6,9 @@
 # (compiled at that level, with the extra RELAYC ARGS, e.g. --cc clang;
 # the result is then also compared with the interpreter's:
 # exactly for integers, bools and printed values, within npycmp's default
-# tolerance for floats; RLY_SKIP_INTERP=1 skips that comparison). A compiled
+# tolerance for floats, or FILE.difftol's "--rtol R --atol A" where the
+# compiled kernels round differently by design (Winograd convolutions);
+# RLY_SKIP_INTERP=1 skips that comparison). A compiled
 # run fails when the C compiler printed anything (a warning). The result is
 # checked against:
 #   FILE.expected       the exact standard output, or
@@ -30,6 +32,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 tol=""
 [ -f "$base.tol" ] && tol=$(cat "$base.tol")
+difftol=""
+[ -f "$base.difftol" ] && difftol=$(cat "$base.difftol")
 if [ "$mode" = interp ]; then
   how=--interp
   set --
@@ -56,7 +60,8 @@ if [ -f "$base.expected.npy" ]; then
   [ "$mode" = interp ] || [ "${RLY_SKIP_INTERP:-0}" = 1 ] && exit 0
   # shellcheck disable=SC2086
   "$relayc" run "$rel" --interp $args --output "$tmp/interp.npy" || exit 1
-  exec "$npycmp" "$tmp/out.npy" "$tmp/interp.npy"
+  # shellcheck disable=SC2086
+  exec "$npycmp" $difftol "$tmp/out.npy" "$tmp/interp.npy"
 elif [ -d "$base.expected.d" ]; then
   # shellcheck disable=SC2086
   run_mode "$@" $args --output "$tmp/out" || exit 1
@@ -65,7 +70,8 @@ elif [ -d "$base.expected.d" ]; then
   [ "$mode" = interp ] || [ "${RLY_SKIP_INTERP:-0}" = 1 ] && exit 0
   # shellcheck disable=SC2086
   "$relayc" run "$rel" --interp $args --output "$tmp/interp" || exit 1
-  exec "$npycmp" "$tmp/out" "$tmp/interp"
+  # shellcheck disable=SC2086
+  exec "$npycmp" $difftol "$tmp/out" "$tmp/interp"
 elif [ -f "$base.error" ]; then
   # shellcheck disable=SC2086
   run_mode "$@" $args >"$tmp/out" 2>/dev/null

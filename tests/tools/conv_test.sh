@@ -3,10 +3,12 @@
 # tests/run/conv_prepacked.relay and conv_schedules.relay (whose results
 # run/, compiled/*/ and compiled/isa*/ check):
 #   - `relayc build --stats` names each kernel's schedule: the 1x1 GEMM,
-#     the im2col GEMM, the depthwise kernel and the pools, and the GEMMs
+#     the im2col GEMM (each in tiles of NR pixels by MR filters or of 7
+#     pixels by NR filters), the depthwise kernel and the pools, and the GEMMs
 #     read their filters packed at build time when the filters are
 #     constants (a .params file), packed at run time when they are inputs;
-#   - the packed filters are in the blob (12-row panels, zero-padded);
+#   - the packed filters are in the blob (12-row panels, 32-wide for tiles
+#     of 7 pixels, zero-padded);
 #   - that C compiles without warnings (gcc, clang; every ISA level);
 #   - the C is the same on every build (determinism);
 #   - split over threads (RLY_SPLIT_ALL=1), the results are the same bits
@@ -28,24 +30,36 @@ params=tests/run/data/conv_prepacked.params
 
 "$relayc" build "$prog" --params "$params" --stats -o "$tmp/p.so" >"$tmp/stats" 2>&1 || { cat "$tmp/stats"; exit 1; }
 count() { grep -c "^ *kernel [0-9]*: .* | $1\$" "$tmp/stats"; }
-check "1x1 GEMM (packed)" "$(count 'conv2d 1x1 GEMM float32 (filter packed at build time)')" 1
-check "im2col GEMM (packed)" "$(count 'conv2d im2col GEMM float32 (filter packed at build time)')" 6
+check "1x1 GEMM (packed)" "$(count 'conv2d 1x1 GEMM float32 (filter packed at build time)')" 4
+check "im2col GEMM (packed)" "$(count 'conv2d im2col GEMM float32 (filter packed at build time)')" 7
+check "im2col GEMM, tiles of 7 pixels (packed)" \
+  "$(count 'conv2d im2col GEMM float32 (tiles of 7 pixels; filter packed at build time)')" 1
 check "depthwise" "$(count 'depthwise conv2d float32')" 3
 check "max pool" "$(count 'max pool float32')" 1
 check "average pools" "$(count 'average pool float32')" 4
 check "reference kernels" "$(grep -c '| reference$' "$tmp/stats")" 0
 
 "$relayc" build tests/run/conv_schedules.relay --stats -o "$tmp/s.so" >"$tmp/stats" 2>&1 || { cat "$tmp/stats"; exit 1; }
-check "1x1 GEMM" "$(count 'conv2d 1x1 GEMM float32')" 1
-check "im2col GEMM" "$(count 'conv2d im2col GEMM float32')" 6
+check "1x1 GEMM" "$(count 'conv2d 1x1 GEMM float32')" 4
+check "im2col GEMM" "$(count 'conv2d im2col GEMM float32')" 9
+check "im2col GEMM, tiles of 7 pixels" "$(count 'conv2d im2col GEMM float32 (tiles of 7 pixels)')" 1
+# RLY_CONV_ROWS=1: every GEMM in tiles of 7 pixels
+RLY_CONV_ROWS=1 "$relayc" build tests/run/conv_schedules.relay --stats -o "$tmp/r.so" >"$tmp/stats" 2>&1 ||
+  { cat "$tmp/stats"; exit 1; }
+check "1x1 GEMM, tiles of 7 pixels (all)" "$(count 'conv2d 1x1 GEMM float32 (tiles of 7 pixels)')" 4
+check "im2col GEMM, tiles of 7 pixels (all)" "$(count 'conv2d im2col GEMM float32 (tiles of 7 pixels)')" 10
 check "packed at build time (inputs)" "$(grep -c 'packed at build time' "$tmp/stats")" 0
 
 "$relayc" build "$prog" --params "$params" --emit c -o "$tmp/a.c" || exit 1
 mkdir "$tmp/again" && "$relayc" build "$prog" --params "$params" --emit c -o "$tmp/again/a.c" || exit 1
 cmp -s "$tmp/a.c" "$tmp/again/a.c" || { echo "FAIL: two builds differ"; fail=1; }
-# w2 (130 filters of 288) packed: 11 panels x 288 x 12 floats
-check "w2 packed" "$(grep -c '^static const int64_t C[0-9]*_shape\[\] = {38016}' "$tmp/a.c")" 1
+# w2 (130 filters of 32 x 3 x 3, Winograd F(4x4)) transformed and packed:
+# 36 points x 5 panels x 32 channels x 32 floats
+check "w2 packed" "$(grep -c '^static const int64_t C[0-9]*_shape\[\] = {184320}' "$tmp/a.c")" 1
 check "run-time filter packing" "$(grep -c 'dst\[l \* MR + r\] = src\[l\]' "$tmp/a.c")" 0
+# w11 (64 filters of 288, tiles of 7 pixels) packed: 2 panels x 288 x 32 floats
+check "w11 packed" "$(grep -c '^static const int64_t C[0-9]*_shape\[\] = {18432}' "$tmp/a.c")" 1
+check "run-time filter packing (tiles of 7 pixels)" "$(grep -c 'dst\[l \* NR + x\] = src\[l\]' "$tmp/a.c")" 0
 for cc in gcc clang; do
   command -v "$cc" >/dev/null || continue
   for flags in "-O2" "-O2 -mavx2 -mfma" "-O3 -mavx512f -mavx2 -mfma"; do
@@ -56,10 +70,11 @@ for cc in gcc clang; do
   done
 done
 # Threads: with every kernel given its parallel code (RLY_SPLIT_ALL=1), the
-# kernels split into parts (rlyrt_parallel_for in every conv kernel) and
-# the results are the same bits at 1, 2 and 3 threads.
+# kernels split into parts (rlyrt_parallel_for in every conv and pool
+# kernel) and the results are the same bits at 1, 2 and 3 threads.
 RLY_SPLIT_ALL=1 "$relayc" build "$prog" --params "$params" --emit c -o "$tmp/par.c" || exit 1
-check "parallel conv kernels" "$(grep -c 'rlyrt_parallel_for(nt, .*_task, &J)' "$tmp/par.c")" 10
+# (17 convolutions and 5 pools)
+check "parallel conv and pool kernels" "$(grep -c 'rlyrt_parallel_for(nt, .*_task, &J)' "$tmp/par.c")" 22
 args=$(cat tests/run/conv_schedules.args)
 for n in 1 2 3; do
   # shellcheck disable=SC2086

@@ -158,6 +158,41 @@ def main():
     emit("nn.avg_pool2d(%x3, pool_size=[3, 3], strides=[2, 2], padding=[1, 1])", pool2d(T[x3], 3, 2, 1, False))
     emit("nn.global_avg_pool2d(%x2)", T[x2].astype(np.float64).mean(axis=(2, 3), keepdims=True))
     emit("nn.adaptive_avg_pool2d(%x6, output_size=[1, 1])", T[x6].astype(np.float64).mean(axis=(2, 3), keepdims=True))
+    # Shapes of ResNet's and MobileNetV2's small-image layers scaled down,
+    # for the GEMMs in tiles of 7 pixels by NR filters (conv_test.sh and
+    # the RLY_CONV_ROWS=1 tests run every GEMM so).
+    # 3x3 stride 2 pad 1 to 7x7 (a stride-2 layer), 64 filters, two KC
+    # blocks (K = 288; the schedule takes tiles of 7 pixels), bias, relu.
+    x11, w11, b11 = t("x11", (1, 32, 14, 14)), t("w11", (64, 32, 3, 3)), t("b11", (64,))
+    emit("nn.relu(nn.bias_add(nn.conv2d(%x11, %w11, strides=[2, 2], padding=[1, 1], channels=64, kernel_size=[3, 3]), "
+         "%b11))", relu(conv2d(T[x11], T[w11], strides=(2, 2), padding=(1, 1, 1, 1)) + chan(T[b11])))
+    # 1x1 stride 1, 10x10 (100 pixels: an edge tile of 2, runs across
+    # rows), batch 2, bias, residual add.
+    x12, w12, b12, r12 = t("x12", (2, 20, 10, 10)), t("w12", (64, 20, 1, 1)), t("b12", (64,)), t("r12", (2, 64, 10, 10))
+    emit("add(nn.bias_add(nn.conv2d(%x12, %w12, padding=[0, 0], channels=64, kernel_size=[1, 1]), %b12), %r12)",
+         conv2d(T[x12], T[w12]) + chan(T[b12]) + T[r12])
+    # 1x1 stride 2 to 14x14 (a downsample), 160 filters (two blocks of
+    # filters), scale and shift.
+    x13, w13, s13, h13 = t("x13", (1, 16, 27, 27)), t("w13", (160, 16, 1, 1)), t("s13", (160, 1, 1)), t("h13", (160, 1, 1))
+    emit("add(multiply(nn.conv2d(%x13, %w13, strides=[2, 2], padding=[0, 0], channels=160, kernel_size=[1, 1]), %s13), "
+         "%h13)", conv2d(T[x13], T[w13], strides=(2, 2)) * T[s13] + T[h13])
+    # 1x1 at 7x7, 112 filters (an edge panel of 16 at 32 wide), bias, clip.
+    x14, w14, b14 = t("x14", (1, 16, 7, 7)), t("w14", (112, 16, 1, 1)), t("b14", (112,))
+    emit("clip(nn.bias_add(nn.conv2d(%x14, %w14, padding=[0, 0], channels=112, kernel_size=[1, 1]), %b14), a_min=0f, "
+         "a_max=6f)", clip(conv2d(T[x14], T[w14]) + chan(T[b14]), 0, 6))
+    # 5x5 pad 2 at 23x23 (529 pixels: two blocks of pixels, rows of 23
+    # split between tiles), 64 filters.
+    x15, w15 = t("x15", (1, 8, 23, 23)), t("w15", (64, 8, 5, 5))
+    emit("nn.conv2d(%x15, %w15, padding=[2, 2], channels=64, kernel_size=[5, 5])",
+         conv2d(T[x15], T[w15], padding=(2, 2, 2, 2)))
+    # 3x3 pad 1 at 14x14, 160 filters (the Winograd schedule may take it
+    # when the filter is a constant).
+    x16, w16 = t("x16", (1, 24, 14, 14)), t("w16", (160, 24, 3, 3))
+    emit("nn.conv2d(%x16, %w16, padding=[1, 1], channels=160, kernel_size=[3, 3])",
+         conv2d(T[x16], T[w16], padding=(1, 1, 1, 1)))
+    # 1x1 stride 1 with 20 filters (143 pixels), relu.
+    w17 = t("w17", (20, 20, 1, 1))
+    emit("nn.relu(nn.conv2d(%x1, %w17, padding=[0, 0], channels=20, kernel_size=[1, 1]))", relu(conv2d(T[x1], T[w17])))
 
     names = list(T)
     consts = [n for n in names if not n.startswith("x") and not n.startswith("r")]
@@ -178,8 +213,14 @@ def main():
         os.makedirs(d, exist_ok=True)
         for i, e in enumerate(exp):
             np.save(os.path.join(d, "%d.npy" % i), e)
+        # conv_prepacked's 3x3 stride-1 convolutions of 16 channels and more
+        # take Winograd F(4x4, 3x3) (lower/winograd.c), whose rounding
+        # reaches 2e-5 here, against the expectations and the interpreter
         with open(os.path.join(run, prog + ".tol"), "w") as f:
-            f.write("--rtol 1e-5 --atol 1e-5\n")
+            f.write("--rtol 1e-5 --atol %s\n" % ("1e-4" if prog == "conv_prepacked" else "1e-5"))
+        if prog == "conv_prepacked":
+            with open(os.path.join(run, prog + ".difftol"), "w") as f:
+                f.write("--rtol 1e-5 --atol 1e-4\n")
         bound = consts if prog == "conv_prepacked" else []
         args = ["--input %s=tests/run/data/conv_%s.npy" % (n, n) for n in names if n not in bound]
         if bound:

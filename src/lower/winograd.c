@@ -1,0 +1,490 @@
+/* lower/winograd.c: nn.conv2d 3x3, stride and dilation 1, one group, on
+** float32 with a constant filter, as Winograd's minimal filtering
+** F(m x m, 3 x 3) (schedules.def's CONV_WINO; the problem is conv.c's).
+**
+** The output is cut into m x m tiles (the last row and column of tiles
+** ragged: computed in full on zeros, stored in part); tile (th, tw) reads
+** the alpha x alpha input window (alpha = m + 2) at (th * m, tw * m) of
+** the zero-padded input. With the transforms B^T, G, A^T of F(m, 3):
+**   U = G g G^T        per filter and input channel, at build time:
+**                      lower_prepack transforms the constant (in double,
+**                      rounded once) and packs U[a] (a = one of the alpha^2
+**                      points) as the B operand of gemm.c's prepacked GEMM,
+**                      float[a][ceil(K / 32)][C][32];
+**   V = B^T d B        per tile and input channel, at run time;
+**   M[a] = V[a]^T U[a] alpha^2 independent GEMMs [tiles x C] x [C x K] on
+**                      gemm.c's MR x NR micro-kernel: the tiles are A's
+**                      rows (broadcast, read straight from V[a][c][tile]),
+**                      the filters B's vector lanes;
+**   Y = A^T M A        per tile and filter, then the group's elementwise
+**                      tail (bias, batch norm, relu, clip, residual add) as
+**                      gemm.c's epilogue on the final values.
+** F(4x4, 3x3) (alpha 6) does 36 products per 16 outputs and channel where
+** the direct convolution does 144 (4x fewer); F(2x2, 3x3) (alpha 4) 16
+** per 4 (2.25x fewer). F(4x4)'s transforms have larger coefficients (B^T
+** up to 5, A^T up to 8, G down to 1/24), so its float32 rounding is
+** larger: on ResNet's layers (random data), max |out - direct| / max
+** |direct| is 6e-6 to 1.1e-5 for F(4x4), 4e-7 to 7e-7 for F(2x2) as for
+** the im2col GEMM. U is alpha^2 / 9 times the filter's size and a block
+** reuses it for its tiles only, so the shape rule (wino_applies) wants
+** more tiles for bigger filters; it picks F(4x4), F(2x2) being there for
+** the hook RLY_WINOGRAD (docs/design.md has the measurements).
+**
+** Work is done per block of whole tile rows of one image (so that its
+** outputs are a contiguous range of each output plane, which the epilogue
+** takes at once), in a thread's scratch:
+**   1. each input channel's windows gathered into D[alpha^2][tiles]
+**      (scalar copies), then B^T d B on W tiles per vector (the
+**      coefficients are small integers: adds and products by constants)
+**      into V[alpha^2][C][tiles];
+**   2. the alpha^2 GEMMs for the filters [k0, k1) into M[alpha^2][tiles][K];
+**   3. A^T m A on W filters per vector (M's rows), scattered into the
+**      output planes, then the epilogue on the block's pixels.
+** Threads split (image, block of tile rows, block of 32-filter panels):
+** every output value is computed by the same operations in the same
+** order whatever the split (a GEMM tile's column and row do not depend on
+** the other tiles'), so the bits do not depend on the thread count. The
+** input is first copied (before the threads) into planes with zero
+** borders that cover every tile's window. One version per vector ISA, as
+** the other schedules. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower/conv.h"
+
+enum { KC = 256, PW = LOWER_PACK_NR, TILES = 40 }; /* gemm.c's KC; U's panels; tiles per block (about) */
+
+/* {==== The transforms ====} */
+
+typedef struct Wino {
+  int m, a;          /* output tile side, input tile side alpha = m + 2 */
+  const double *bt;  /* B^T: a x a */
+  const double *g;   /* G: a x 3 */
+  const double *at;  /* A^T: m x a */
+} Wino;
+
+/* F(2x2, 3x3) on the points 0, 1, -1 (and infinity). */
+static const double bt2[] = {1, 0, -1, 0, 0, 1, 1, 0, 0, -1, 1, 0, 0, 1, 0, -1};
+static const double g2[] = {1, 0, 0, 0.5, 0.5, 0.5, 0.5, -0.5, 0.5, 0, 0, 1};
+static const double at2[] = {1, 1, 1, 0, 0, 1, -1, -1};
+/* F(4x4, 3x3) on the points 0, 1, -1, 2, -2 (and infinity). */
+static const double bt4[] = {4, 0, -5, 0, 1, 0, 0, -4, -4, 1, 1, 0, 0, 4, -4, -1, 1, 0,
+                             0, -2, -1, 2, 1, 0, 0, 2, -1, -2, 1, 0, 0, 4, 0, -5, 0, 1};
+static const double g4[] = {1.0 / 4,  0,         0,        -1.0 / 6, -1.0 / 6, -1.0 / 6, -1.0 / 6, 1.0 / 6, -1.0 / 6,
+                            1.0 / 24, 1.0 / 12,  1.0 / 6,  1.0 / 24, -1.0 / 12, 1.0 / 6, 0,        0,       1};
+static const double at4[] = {1, 1, 1, 1, 1, 0, 0, 1, -1, 2, -2, 0, 0, 1, 1, 4, 4, 0, 0, 1, -1, 8, -8, 1};
+
+static Wino wino_of(int m) {
+  if (m == 2) return (Wino){2, 4, bt2, g2, at2};
+  return (Wino){4, 6, bt4, g4, at4};
+}
+
+/* The filter [n][k][3][3] (a constant's bytes, maybe unaligned) as
+** U[alpha^2][n][k], U = G g G^T in double. */
+static float *transform_filter(int m, int64_t n, int64_t k, const unsigned char *w) {
+  Wino T = wino_of(m);
+  int a = T.a;
+  float *u = rly_xmalloc((size_t)(a * a * n * k) * sizeof *u);
+  for (int64_t o = 0; o < n; o++)
+    for (int64_t c = 0; c < k; c++) {
+      float g[9];
+      memcpy(g, w + (o * k + c) * 9 * sizeof g[0], sizeof g);
+      double t[6][3]; /* G g */
+      for (int i = 0; i < a; i++)
+        for (int s = 0; s < 3; s++) {
+          double v = 0;
+          for (int r = 0; r < 3; r++) v += T.g[i * 3 + r] * g[r * 3 + s];
+          t[i][s] = v;
+        }
+      for (int i = 0; i < a; i++)
+        for (int j = 0; j < a; j++) {
+          double v = 0;
+          for (int s = 0; s < 3; s++) v += t[i][s] * T.g[j * 3 + s];
+          u[((int64_t)(i * a + j) * n + o) * k + c] = (float)v;
+        }
+    }
+  return u;
+}
+
+float *wino_transform_filter(const LowerPrepack *p, const void *b) {
+  return transform_filter(p->wino, p->n, p->k, b);
+}
+
+/* {==== The problem ====} */
+
+/* The layout of the work for a problem. */
+typedef struct Plan {
+  Wino T;
+  int64_t th, tw;   /* tile rows, tiles per row */
+  int64_t hq, rl;   /* the zero-bordered input plane: hq rows of rl = m * pwd floats, */
+  int64_t pwd;      /* its columns split by phase (column mod m), pwd = tw + 1 of each */
+  int64_t rb, nrb;  /* tile rows per block, blocks */
+  int64_t tb, tbp;  /* tiles per block (at most), rows of V and M per point */
+  int64_t kp;       /* U's 32-wide panels */
+  int64_t slot;     /* floats of one thread's scratch: D, V, M */
+} Plan;
+
+static Plan plan_of(const Conv *C) {
+  Plan P;
+  P.T = wino_of(C->wm);
+  int64_t m = P.T.m, a2 = P.T.a * P.T.a;
+  P.th = (C->oh + m - 1) / m;
+  P.tw = (C->ow + m - 1) / m;
+  P.hq = P.th * m + 2;
+  P.pwd = P.tw + 1;
+  P.rl = m * P.pwd;
+  /* about TILES tiles per block, the blocks of one image even */
+  int64_t rb = (TILES + P.tw - 1) / P.tw;
+  if (rb > P.th) rb = P.th;
+  P.nrb = (P.th + rb - 1) / rb;
+  P.rb = (P.th + P.nrb - 1) / P.nrb;
+  P.tb = P.rb * P.tw;
+  /* V's rows: the vectors of tiles (up to a multiple of 16) and the
+  ** micro-kernel's last MR rows (up to tb + 11) */
+  P.tbp = (P.tb + 11 + 15) / 16 * 16;
+  P.kp = (C->oc + PW - 1) / PW;
+  P.slot = a2 * P.tbp + a2 * C->c * P.tbp + a2 * P.tbp * C->oc;
+  P.slot = (P.slot + 15) / 16 * 16;
+  return P;
+}
+
+/* The shape rule, measured on ResNet's and other 3x3 layers
+** (docs/design.md). F(4x4) is the faster of the two wherever Winograd
+** beats the im2col GEMM, and its larger rounding (about 1e-5 of the
+** largest output per layer) leaves whole networks within 1e-6 of PyTorch,
+** so F(2x2) is left to the hook below. A block reuses each element of U
+** (36 x C x K floats, 4x the filter) for its own tiles only, so the image
+** needs more tiles as U grows: at least 9 4x4 tiles per 256 x 256 filter
+** elements (14x14 at 256 channels, 28x28 at 512; a 7x7 image of 512
+** channels keeps the im2col GEMM, one of 64 channels takes Winograd). Fewer
+** than 16 input or output channels keep the im2col GEMM (the transforms
+** cost more than the products they save). RLY_WINOGRAD in the environment
+** (a test and measurement hook) overrides the rule: 2 or 4 gives every
+** problem the schedule may take F(2x2) or F(4x4), whatever its shape; 0
+** none. */
+bool wino_applies(Conv *C) {
+  if (C->kh != 3 || C->kw != 3 || C->sh != 1 || C->sw != 1 || C->dh != 1 || C->dw != 1 || C->groups != 1 ||
+      !C->const_filter)
+    return false;
+  const char *force = getenv("RLY_WINOGRAD");
+  if (force && (strcmp(force, "0") == 0 || strcmp(force, "2") == 0 || strcmp(force, "4") == 0)) {
+    C->wm = force[0] - '0';
+    return C->wm > 0;
+  }
+  int64_t t4 = (C->oh + 3) / 4 * ((C->ow + 3) / 4);
+  if (C->c < 16 || C->oc < 16 || (double)t4 * 65536 < 9.0 * (double)C->c * (double)C->oc) return false;
+  C->wm = 4;
+  return true;
+}
+
+void wino_prepack(const Conv *C, LowerPrepack *p) {
+  Wino T = wino_of(C->wm);
+  /* B(q = point, l = input channel, j = filter) = U[q][j][l] */
+  p->q = T.a * T.a;
+  p->k = C->c;
+  p->n = C->oc;
+  p->b_sq = C->oc * C->c;
+  p->b_sk = 1;
+  p->b_sj = C->c;
+  p->pw = 0;
+  p->wino = C->wm;
+}
+
+/* {==== Text ====} */
+
+static void vop(StrBuf *sb, int i, const char *name, GemmVop op, const char *a, const char *b) {
+  gemm_put_vop(sb, i, name, op, a, b, NULL);
+}
+
+/* `const VT dst = sum_r c[r] * src_r;` over n terms, src_r printed by
+** fmt with r (zero coefficients skipped, unit ones without a product, the
+** positive terms first). */
+static void put_comb(StrBuf *sb, int i, const char *name, int ind, const char *dst, const double *c, int n,
+                     const char *fmt) {
+  sb_printf(sb, "%*sconst ", ind, "");
+  vop(sb, i, name, GV_TYPE, NULL, NULL);
+  sb_printf(sb, " %s =", dst);
+  bool first = true;
+  for (int pass = 0; pass < 2; pass++)
+    for (int r = 0; r < n; r++) {
+      double v = c[r];
+      if (v == 0 || (pass == 0) != (v > 0)) continue;
+      double mag = v < 0 ? -v : v;
+      if (first) sb_puts(sb, v < 0 ? " -" : " ");
+      else sb_puts(sb, v < 0 ? " - " : " + ");
+      first = false;
+      sb_printf(sb, fmt, r);
+      if (mag != 1) sb_printf(sb, " * %.1ff", mag);
+    }
+  sb_puts(sb, ";\n");
+}
+
+static void put_target(StrBuf *sb, int i) {
+  if (lower_isa_target(i)) sb_printf(sb, "__attribute__((target(\"%s\"))) ", lower_isa_target(i));
+}
+
+/* Block [r0, r1) of tile rows of image q, filters [k0, k1) (k0 a multiple
+** of 32), in the scratch ws. */
+static void put_block(StrBuf *sb, int i, const char *name, const Conv *C, const Plan *P) {
+  int w, mr, nr;
+  gemm_isa_tile(i, &w, &mr, &nr);
+  const Wino *T = &P->T;
+  int m = T->m, a = T->a, a2 = a * a;
+  long long c = C->c, k = C->oc, tw = P->tw, tbp = P->tbp, rl = P->rl, np = C->np, ow = C->ow, oh = C->oh;
+  put_target(sb, i);
+  sb_printf(sb,
+            "static void %s_%s(rlyrt_object *const *args, float *restrict o, const float *restrict xq, "
+            "float *restrict ws, int64_t q, int64_t r0, int64_t r1, int64_t k0, int64_t k1) {\n",
+            name, lower_isa_suffix(i));
+  sb_printf(sb, "  enum { MR = %d, NR = %d, KC = %d, PW = %d, TBP = %lld };\n", mr, nr, KC, PW, tbp);
+  sb_printf(sb, "  const float *restrict u = (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", C->pw);
+  if (C->epilogue) ew_put_pointers(sb, &C->ew, 2);
+  sb_printf(sb, "  float *restrict d = ws, *restrict v = ws + %lld, *restrict mb = ws + %lld;\n", (long long)a2 * tbp,
+            (long long)a2 * tbp * (1 + c));
+  sb_printf(sb, "  const float *restrict xb = xq + q * %lld;\n", c * P->hq * rl);
+  sb_printf(sb, "  float *restrict cq = o + q * %lld;\n", k * np);
+  sb_printf(sb, "  const int64_t tb = (r1 - r0) * %lld;\n", tw);
+  /* The scratch is not cleared between calls: D's lanes past the block's
+  ** tiles are zero, so that V's rows the micro-kernel reads past them (up
+  ** to tb + MR - 1, results dropped) are; so is the row of M past them,
+  ** which the output transform's last vector reads when K is not a
+  ** multiple of W (lanes dropped). */
+  sb_printf(sb, "  memset(d, 0, %lld);\n", (long long)a2 * tbp * 4);
+  sb_printf(sb, "  for (int64_t pt = 0; pt < %d; pt++) memset(mb + (pt * TBP + tb) * %lld, 0, %d);\n", a2, k, 16 * 4);
+  /* 1. per input channel: the windows, then B^T d B on W tiles at a time */
+  sb_printf(sb, "  for (int64_t ci = 0; ci < %lld; ci++) {\n", c);
+  sb_printf(sb, "    const float *restrict xc = xb + ci * %lld;\n", P->hq * rl);
+  /* window element (r, e) of the tiles of a row: consecutive floats of
+  ** phase e mod m of padded row th * m + r, from column e / m on */
+  sb_puts(sb, "    for (int64_t th = r0; th < r1; th++) {\n");
+  sb_printf(sb, "      const float *restrict s = xc + th * %lld;\n", m * rl);
+  sb_printf(sb, "      float *restrict dt = d + (th - r0) * %lld;\n", tw);
+  for (int r = 0; r < a; r++)
+    for (int e = 0; e < a; e++)
+      sb_printf(sb, "      memcpy(dt + %d * TBP, s + %lld, %lld);\n", r * a + e,
+                (long long)(r * rl + e % m * P->pwd + e / m), tw * 4);
+  sb_puts(sb, "    }\n");
+  sb_printf(sb, "    for (int64_t t = 0; t < tb + MR - 1; t += %d) {\n", w);
+  /* stage 1: e_i_u = sum_r BT[i][r] d[r][u], one column u at a time */
+  for (int uu = 0; uu < a; uu++) {
+    for (int r = 0; r < a; r++) {
+      char p[64], dst[16];
+      snprintf(p, sizeof p, "d + %d * TBP + t", r * a + uu);
+      snprintf(dst, sizeof dst, "d%d_%d", r, uu);
+      sb_puts(sb, "      const ");
+      vop(sb, i, name, GV_TYPE, NULL, NULL);
+      sb_printf(sb, " %s = ", dst);
+      vop(sb, i, name, GV_LOAD, p, NULL);
+      sb_puts(sb, ";\n");
+    }
+    for (int ii = 0; ii < a; ii++) {
+      char dst[16], fmt[16];
+      snprintf(dst, sizeof dst, "e%d_%d", ii, uu);
+      snprintf(fmt, sizeof fmt, "d%%d_%d", uu);
+      put_comb(sb, i, name, 6, dst, T->bt + ii * a, a, fmt);
+    }
+  }
+  /* stage 2: v_i_j = sum_u BT[j][u] e_i_u, stored to V[i * a + j][ci] */
+  for (int ii = 0; ii < a; ii++)
+    for (int jj = 0; jj < a; jj++) {
+      char dst[16], fmt[16], p[80];
+      snprintf(dst, sizeof dst, "v%d_%d", ii, jj);
+      snprintf(fmt, sizeof fmt, "e%d_%%d", ii);
+      put_comb(sb, i, name, 6, dst, T->bt + jj * a, a, fmt);
+      snprintf(p, sizeof p, "v + (%lld + ci) * TBP + t", (long long)(ii * a + jj) * c);
+      sb_puts(sb, "      ");
+      vop(sb, i, name, GV_STORE, p, dst);
+      sb_puts(sb, ";\n");
+    }
+  sb_puts(sb, "    }\n  }\n");
+  /* 2. the GEMMs M[p] = V[p]^T U[p], tiles as A (rows TBP apart per input
+  ** channel), U's 32-wide panels as B */
+  sb_printf(sb, "  const int64_t mc = tb, nc = k1;\n");
+  sb_printf(sb, "  for (int64_t pt = 0; pt < %d; pt++) {\n", a2);
+  sb_printf(sb, "    const float *restrict up = u + pt * %lld, *restrict vp = v + pt * %lld;\n", P->kp * c * PW,
+            c * tbp);
+  sb_printf(sb, "    float *restrict mp = mb + pt * %lld;\n", tbp * k);
+  sb_printf(sb, "    for (int64_t pc = 0; pc < %lld; pc += KC) {\n", c);
+  sb_printf(sb, "      const int64_t kc = %lld - pc < KC ? %lld - pc : KC;\n", c, c);
+  sb_puts(sb, "      for (int64_t jr = k0; jr < nc; jr += NR)\n");
+  sb_puts(sb, "        for (int64_t ir = 0; ir < mc; ir += MR) {\n");
+  sb_printf(sb, "          const float *restrict pa = vp + pc * TBP + ir, *restrict pb = up + jr / PW * %lld + pc * PW + "
+                "jr %% PW;\n", c * PW);
+  sb_printf(sb, "          float *restrict ct = mp + ir * %lld + jr;\n", k);
+  gemm_put_tile(sb, i, name, 10, "TBP", "PW", C->oc);
+  sb_puts(sb, "        }\n    }\n  }\n");
+  /* 3. A^T m A on W filters at a time, scattered into the planes */
+  sb_puts(sb, "  for (int64_t t = 0; t < tb; t++) {\n");
+  sb_printf(sb, "    const int64_t y0 = (r0 + t / %lld) * %d, x0 = t %% %lld * %d;\n", tw, m, tw, m);
+  sb_printf(sb, "    const int64_t hn = %lld - y0 < %d ? %lld - y0 : %d, wn = %lld - x0 < %d ? %lld - x0 : %d;\n", oh, m,
+            oh, m, ow, m, ow, m);
+  sb_printf(sb, "    float *restrict ot = cq + y0 * %lld + x0;\n", ow);
+  sb_printf(sb, "    for (int64_t kk = k0; kk < k1; kk += %d) {\n", w);
+  sb_printf(sb, "      float y[%d][%d];\n", m * m, w);
+  for (int uu = 0; uu < a; uu++) {
+    for (int r = 0; r < a; r++) {
+      char p[80], dst[16];
+      snprintf(p, sizeof p, "mb + (%lld + t) * %lld + kk", (long long)(r * a + uu) * tbp, k);
+      snprintf(dst, sizeof dst, "m%d_%d", r, uu);
+      sb_puts(sb, "      const ");
+      vop(sb, i, name, GV_TYPE, NULL, NULL);
+      sb_printf(sb, " %s = ", dst);
+      vop(sb, i, name, GV_LOAD, p, NULL);
+      sb_puts(sb, ";\n");
+    }
+    for (int ii = 0; ii < m; ii++) {
+      char dst[16], fmt[16];
+      snprintf(dst, sizeof dst, "f%d_%d", ii, uu);
+      snprintf(fmt, sizeof fmt, "m%%d_%d", uu);
+      put_comb(sb, i, name, 6, dst, T->at + ii * a, a, fmt);
+    }
+  }
+  for (int ii = 0; ii < m; ii++)
+    for (int jj = 0; jj < m; jj++) {
+      char dst[16], fmt[16], p[32];
+      snprintf(dst, sizeof dst, "y%d_%d", ii, jj);
+      snprintf(fmt, sizeof fmt, "f%d_%%d", ii);
+      put_comb(sb, i, name, 6, dst, T->at + jj * a, a, fmt);
+      snprintf(p, sizeof p, "y[%d]", ii * m + jj);
+      sb_puts(sb, "      ");
+      vop(sb, i, name, GV_STORE, p, dst);
+      sb_puts(sb, ";\n");
+    }
+  sb_printf(sb, "      const int64_t kn = k1 - kk < %d ? k1 - kk : %d;\n", w, w);
+  /* a whole tile: its m x m stores unrolled */
+  sb_printf(sb, "      if (hn == %d && wn == %d) {\n", m, m);
+  sb_puts(sb, "        for (int64_t e = 0; e < kn; e++) {\n");
+  sb_printf(sb, "          float *restrict oe = ot + (kk + e) * %lld;\n", np);
+  for (int r = 0; r < m; r++) {
+    sb_puts(sb, "         ");
+    for (int e = 0; e < m; e++) sb_printf(sb, " oe[%lld] = y[%d][e];", (long long)r * ow + e, r * m + e);
+    sb_puts(sb, "\n");
+  }
+  sb_puts(sb, "        }\n      } else {\n");
+  sb_puts(sb, "        for (int64_t e = 0; e < kn; e++)\n");
+  sb_puts(sb, "          for (int64_t r = 0; r < hn; r++)\n");
+  sb_printf(sb, "            for (int64_t s = 0; s < wn; s++) ot[(kk + e) * %lld + r * %lld + s] = y[r * %d + s][e];\n",
+            np, ow, m);
+  sb_puts(sb, "      }\n");
+  sb_puts(sb, "    }\n  }\n");
+  if (C->epilogue) {
+    char p0[48], p1[80];
+    snprintf(p0, sizeof p0, "r0 * %lld", (long long)m * ow);
+    snprintf(p1, sizeof p1, "(r1 * %d < %lld ? r1 * %d : %lld) * %lld", m, oh, m, oh, ow);
+    sb_puts(sb, "  {\n    float *restrict c = cq;\n");
+    gemm_put_epilogue_call(sb, name, &C->ew, 4, "k0", "k1", p0, p1);
+    sb_puts(sb, "  }\n");
+  }
+  sb_puts(sb, "}\n");
+}
+
+static void put_ops(StrBuf *sb, const Group *g) {
+  bool first = true;
+  for (int i = 0; i < g->nnodes; i++) {
+    if (!g->nodes[i].live || g->nodes[i].kind != GN_CALL) continue;
+    sb_printf(sb, "%s%s", first ? "" : ", ", g->nodes[i].op->name);
+    first = false;
+  }
+}
+
+/* Part i of rlyrt_parallel_for: (image, block of tile rows, block of
+** filters), its slot's scratch. */
+static void put_task(StrBuf *sb, const char *name, const Conv *C, const Plan *P) {
+  sb_printf(sb,
+            "typedef struct %s_job {\n  rlyrt_object *const *args;\n  float *o, *xq, *ws;\n  int64_t kstep, kp;\n"
+            "} %s_job;\n",
+            name, name);
+  sb_printf(sb, "static void %s_task(void *ctx, int64_t i, int32_t slot) {\n", name);
+  sb_printf(sb, "  const %s_job *J = (const %s_job *)ctx;\n", name, name);
+  sb_printf(sb, "  rlyrt_object *const *args = J->args;\n  float *o = J->o, *xq = J->xq, *ws = J->ws + slot * %lld;\n",
+            (long long)P->slot);
+  sb_printf(sb, "  const int64_t kb = i %% J->kp, rb = i / J->kp %% %lld, q = i / J->kp / %lld;\n", (long long)P->nrb,
+            (long long)P->nrb);
+  sb_printf(sb, "  const int64_t r0 = rb * %lld, r1 = r0 + %lld < %lld ? r0 + %lld : %lld;\n", (long long)P->rb,
+            (long long)P->rb, (long long)P->th, (long long)P->rb, (long long)P->th);
+  sb_printf(sb, "  const int64_t k0 = kb * J->kstep, k1 = k0 + J->kstep < %lld ? k0 + J->kstep : %lld;\n",
+            (long long)C->oc, (long long)C->oc);
+  lower_put_isa_call(sb, name, "args, o, xq, ws, q, r0, r1, k0, k1");
+  sb_puts(sb, "}\n");
+}
+
+void wino_put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *where) {
+  Plan P = plan_of(C);
+  const Group *g = C->g;
+  const Type *res = g->nodes[g->nnodes - 1].call->type;
+  long long m = P.T.m, nimg = C->n, c = C->c, k = C->oc;
+  sb_puts(sb, "/* ");
+  put_ops(sb, g);
+  sb_printf(sb, ": conv2d Winograd F(%lldx%lld 3x3) float32 (filter transformed at build time), %lld x [%lld x %lld] x "
+                "%lld, %lld x %lld tiles in blocks of %lld rows, pad %lld %lld %lld %lld%s */\n",
+            m, m, nimg, k, (long long)C->np, c, (long long)P.th, (long long)P.tw, (long long)P.rb, (long long)C->pt,
+            (long long)C->pl, (long long)C->pb, (long long)C->pr, C->epilogue ? ", elementwise epilogue" : "");
+  lower_put_isa_preamble(sb);
+  lower_put_threads_preamble(sb);
+  gemm_put_v4(sb, name, true);
+  if (C->epilogue) gemm_put_epilogue_fn(sb, name, &C->ew, C->l_sq, C->l_si, C->l_sj, C->np);
+  for (int i = 0; i < lower_isa_count(); i++) {
+    lower_put_isa_if(sb, i);
+    put_block(sb, i, name, C, &P);
+    sb_puts(sb, "#endif\n");
+  }
+  put_task(sb, name, C, &P);
+  sb_printf(sb, "static rlyrt_status %s(rlyrt_object *const *args, rlyrt_object **out) {\n", name);
+  sb_puts(sb, "  static const int64_t shape[4] = {");
+  for (int d = 0; d < 4; d++) sb_printf(sb, "%s%lld", d ? ", " : "", (long long)res->u.tensor.shape[d]);
+  sb_puts(sb, "};\n");
+  sb_puts(sb, "  rlyrt_tensor *t = *out ? RLYRT_AS_TENSOR(*out) : rlyrt_tensor_new((DLDataType){kDLFloat, 32, 1}, 4, "
+              "shape, false);\n");
+  sb_puts(sb, "  if (!t) return rlyrt_error_at(RLYRT_E_NOMEM, ");
+  lower_put_cstring(sb, where ? where : "");
+  sb_puts(sb, ");\n");
+  /* the work counted as the direct convolution's */
+  bool par = lower_par_worth(2.0 * (double)C->n * (double)k * (double)C->np * (double)c * 9, LOWER_PAR_MIN_FLOPS);
+  sb_puts(sb, par ? "  const int32_t nt = RLYRT_KERNEL_THREADS;\n" : "  const int32_t nt = 1;\n");
+  /* the scratch: the zero-bordered input (shared), then nt slots */
+  long long plane = P.hq * P.rl, shared = (nimg * c * plane + 15) / 16 * 16;
+  sb_printf(sb, "  const size_t bytes = %lld + (size_t)nt * %lld;\n", shared * 4, (long long)P.slot * 4);
+  sb_puts(sb, "  float *xq = (float *)rlyrt_alloc(bytes, 64);\n");
+  sb_puts(sb, "  if (!xq) {\n    if (!*out) rlyrt_release(&t->obj);\n    return rlyrt_error_at(RLYRT_E_NOMEM, ");
+  lower_put_cstring(sb, where ? where : "");
+  sb_puts(sb, ");\n  }\n");
+  sb_printf(sb, "  memset(xq, 0, %lld);\n", shared * 4);
+  sb_printf(sb, "  float *ws = xq + %lld, *o = (float *)t->dl.data;\n", shared);
+  sb_printf(sb, "  const float *restrict xin = (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", C->px);
+  /* padded column X = iw + PL goes to phase X mod m, column X / m */
+  sb_printf(sb, "  for (int64_t p = 0; p < %lld; p++)\n", nimg * c);
+  sb_printf(sb, "    for (int64_t ih = 0; ih < %lld; ih++) {\n", (long long)C->h);
+  sb_printf(sb, "      float *restrict dr = xq + p * %lld + (ih + %lld) * %lld;\n", plane, (long long)C->pt,
+            (long long)P.rl);
+  sb_printf(sb, "      const float *restrict sr = xin + (p * %lld + ih) * %lld;\n", (long long)C->h, (long long)C->w);
+  for (long long f = 0; f < m; f++) {
+    /* input columns iw = j * m + f - PL, j in [j0, j1] */
+    long long pl = C->pl, j0 = pl - f > 0 ? (pl - f + m - 1) / m : 0, j1 = (C->w - 1 + pl - f) / m;
+    if (C->w - 1 + pl - f < 0 || j0 > j1) continue;
+    sb_printf(sb, "      for (int64_t j = %lld; j <= %lld; j++) dr[%lld + j] = sr[j * %lld - %lld];\n", j0, j1,
+              f * (long long)P.pwd, m, pl - f);
+  }
+  sb_puts(sb, "    }\n");
+  long long nb = nimg * P.nrb;
+  sb_puts(sb, "  if (nt > 1) {\n");
+  /* blocks of 32-filter panels when the images' blocks of tile rows are
+  ** fewer than two per thread */
+  sb_printf(sb, "    int64_t kb = (2 * nt + %lld - 1) / %lld;\n", nb, nb);
+  sb_printf(sb, "    if (kb > %lld) kb = %lld;\n", (long long)P.kp, (long long)P.kp);
+  sb_printf(sb, "    %s_job J = {args, o, xq, ws, (%lld + kb - 1) / kb * %d, 0};\n", name, (long long)P.kp, PW);
+  sb_printf(sb, "    J.kp = (%lld + J.kstep - 1) / J.kstep;\n", k);
+  sb_printf(sb, "    rlyrt_parallel_for(nt, %lld * J.kp, %s_task, &J);\n", nb, name);
+  sb_puts(sb, "  } else {\n");
+  sb_printf(sb, "    for (int64_t q = 0; q < %lld; q++)\n", nimg);
+  sb_printf(sb, "      for (int64_t rb = 0; rb < %lld; rb++) {\n", (long long)P.nrb);
+  sb_printf(sb, "        const int64_t r0 = rb * %lld, r1 = r0 + %lld < %lld ? r0 + %lld : %lld, k0 = 0, k1 = %lld;\n",
+            (long long)P.rb, (long long)P.rb, (long long)P.th, (long long)P.rb, (long long)P.th, k);
+  StrBuf call = {0};
+  lower_put_isa_call(&call, name, "args, o, xq, ws, q, r0, r1, k0, k1");
+  sb_puts(sb, sb_str(&call));
+  sb_free(&call);
+  sb_puts(sb, "      }\n  }\n");
+  sb_puts(sb, "  rlyrt_free(xq);\n");
+  sb_puts(sb, "  *out = &t->obj;\n  return RLYRT_OK;\n}\n");
+}
