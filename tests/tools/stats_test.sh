@@ -84,6 +84,21 @@ expect 0 '^kernel [0-9]+: nn\.dense \| \(7, 2, 6\) \| packed GEMM' "$relayc" bui
 "$relayc" build run/rnn_hoisted.relay -o "$tmp/rnn0.c" -O0 --stats >"$tmp/out" 2>&1
 check '[ $? -eq 0 ] && ! grep -q "(7, 2, 6)" "$tmp/out"' "-O0 hoisted the projection: $(cat "$tmp/out")"
 
+# A let-bound batch_norm projected later (the ONNX importer's let chains):
+# GraphForm runs before SimplifyInference, so it becomes elementwise ops
+# (fused with the relu), not a reference nn.batch_norm kernel.
+cat >"$tmp/bn.relay" <<'EOF'
+#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 4, 3, 3), float32], %g: Tensor[(4), float32], %b: Tensor[(4), float32],
+          %m: Tensor[(4), float32], %v: Tensor[(4), float32]) {
+  let %n = nn.batch_norm(%x, %g, %b, %m, %v);
+  let %y = %n.0;
+  nn.relu(%y)
+}
+EOF
+expect 0 '^kernel 1: .*multiply.*nn\.relu' "$relayc" build "$tmp/bn.relay" -o "$tmp/bn.c" --stats
+check '! grep -q "nn.batch_norm" "$tmp/out"' "a let-bound batch_norm was not simplified: $(cat "$tmp/out")"
+
 # {==== Big constants: NAME.blob and .incbin ====}
 
 # 500 x 641 float32 weights sin(1..320500) and a bias, both folded from
