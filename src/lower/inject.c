@@ -364,7 +364,7 @@ static bool pad(Inj *J, int i, const IdxName *idx, char *out) {
     ok = p->kind == AV_ARRAY && p->u.arr.n == 2 && p->u.arr.items[0]->kind == AV_INT && p->u.arr.items[1]->kind == AV_INT;
     if (!ok) break;
     int64_t before = p->u.arr.items[0]->u.i.v, after = p->u.arr.items[1]->u.i.v, dim = it->u.tensor.shape[d];
-    char x[96];
+    char x[4 * INJ_NAME + 64]; /* three names and two numbers */
     if (!before) snprintf(x, sizeof x, "%s", idx[d]);
     else snprintf(x, sizeof x, "%s - %lld", idx[d], (long long)before);
     ok = name_index(J, x, in[d]);

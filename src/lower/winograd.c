@@ -269,7 +269,7 @@ static void put_block(StrBuf *sb, int i, const char *name, const Conv *C, const 
   /* stage 1: e_i_u = sum_r BT[i][r] d[r][u], one column u at a time */
   for (int uu = 0; uu < a; uu++) {
     for (int r = 0; r < a; r++) {
-      char p[64], dst[16];
+      char p[64], dst[32];
       snprintf(p, sizeof p, "d + %d * TBP + t", r * a + uu);
       snprintf(dst, sizeof dst, "d%d_%d", r, uu);
       sb_puts(sb, "      const ");
@@ -279,7 +279,7 @@ static void put_block(StrBuf *sb, int i, const char *name, const Conv *C, const 
       sb_puts(sb, ";\n");
     }
     for (int ii = 0; ii < a; ii++) {
-      char dst[16], fmt[16];
+      char dst[32], fmt[32];
       snprintf(dst, sizeof dst, "e%d_%d", ii, uu);
       snprintf(fmt, sizeof fmt, "d%%d_%d", uu);
       put_comb(sb, i, name, 6, dst, T->bt + ii * a, a, fmt);
@@ -288,7 +288,7 @@ static void put_block(StrBuf *sb, int i, const char *name, const Conv *C, const 
   /* stage 2: v_i_j = sum_u BT[j][u] e_i_u, stored to V[i * a + j][ci] */
   for (int ii = 0; ii < a; ii++)
     for (int jj = 0; jj < a; jj++) {
-      char dst[16], fmt[16], p[80];
+      char dst[32], fmt[32], p[80];
       snprintf(dst, sizeof dst, "v%d_%d", ii, jj);
       snprintf(fmt, sizeof fmt, "e%d_%%d", ii);
       put_comb(sb, i, name, 6, dst, T->bt + jj * a, a, fmt);
@@ -324,7 +324,7 @@ static void put_block(StrBuf *sb, int i, const char *name, const Conv *C, const 
   sb_printf(sb, "      float y[%d][%d];\n", m * m, w);
   for (int uu = 0; uu < a; uu++) {
     for (int r = 0; r < a; r++) {
-      char p[80], dst[16];
+      char p[80], dst[32];
       snprintf(p, sizeof p, "mb + (%lld + t) * %lld + kk", (long long)(r * a + uu) * tbp, k);
       snprintf(dst, sizeof dst, "m%d_%d", r, uu);
       sb_puts(sb, "      const ");
@@ -334,7 +334,7 @@ static void put_block(StrBuf *sb, int i, const char *name, const Conv *C, const 
       sb_puts(sb, ";\n");
     }
     for (int ii = 0; ii < m; ii++) {
-      char dst[16], fmt[16];
+      char dst[32], fmt[32];
       snprintf(dst, sizeof dst, "f%d_%d", ii, uu);
       snprintf(fmt, sizeof fmt, "m%%d_%d", uu);
       put_comb(sb, i, name, 6, dst, T->at + ii * a, a, fmt);
@@ -342,7 +342,7 @@ static void put_block(StrBuf *sb, int i, const char *name, const Conv *C, const 
   }
   for (int ii = 0; ii < m; ii++)
     for (int jj = 0; jj < m; jj++) {
-      char dst[16], fmt[16], p[32];
+      char dst[32], fmt[32], p[32];
       snprintf(dst, sizeof dst, "y%d_%d", ii, jj);
       snprintf(fmt, sizeof fmt, "f%d_%%d", ii);
       put_comb(sb, i, name, 6, dst, T->at + jj * a, a, fmt);
