@@ -15,7 +15,9 @@
 ** an atomic counter, to the caller and to the workers that join (at most
 ** nthreads - 1 of them). The caller runs items until none is left, takes
 ** its job off the queue (no worker joins after that) and waits for the
-** workers still inside it. So a call never waits for a worker to start:
+** workers still inside it: spinning for up to WAIT_NS (a worker's last
+** item usually ends within microseconds, and a sleep and wake-up would
+** cost tens of them on every kernel), then on a condition variable. So a call never waits for a worker to start:
 ** when every worker is busy with other callers' jobs, the caller runs all
 ** its items itself. Concurrent callers share the workers; a call made from
 ** inside an item (nested) runs inline, on its caller. Each thread of a job
@@ -65,7 +67,10 @@ static struct {
   pthread_t workers[RLYRT_MAX_THREADS];
 } pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, 0, 0, false, {0}};
 
-enum { SPIN_NS = 100 * 1000 }; /* how long an idle worker spins before it sleeps */
+enum {
+  SPIN_NS = 100 * 1000, /* how long an idle worker spins before it sleeps */
+  WAIT_NS = 200 * 1000, /* how long a caller spins for the workers still in its job */
+};
 
 /* Nonzero on a worker and while a call runs its items: calls made then
 ** run inline. */
@@ -160,11 +165,11 @@ static void *worker_main(void *arg) {
     }
     int32_t slot = ++j->slots;
     if (--j->want == 0) dequeue(j);
-    j->active++;
+    __atomic_add_fetch(&j->active, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&pool.lock);
     run_items(j, slot);
     pthread_mutex_lock(&pool.lock);
-    if (--j->active == 0) pthread_cond_broadcast(&pool.left);
+    if (__atomic_sub_fetch(&j->active, 1, __ATOMIC_RELEASE) == 0) pthread_cond_broadcast(&pool.left);
   }
   pthread_mutex_unlock(&pool.lock);
   return NULL;
@@ -220,6 +225,22 @@ void rlyrt_parallel_for(int32_t nthreads, int64_t n, rlyrt_task_fn fn, void *ctx
   if (!pooled) return;
   pthread_mutex_lock(&pool.lock);
   if (j.queued) dequeue(&j);
+  bool busy = j.active > 0;
+  pthread_mutex_unlock(&pool.lock);
+  if (!busy) return;
+  /* A worker is still in its last item: usually a short wait, shorter
+  ** than a sleep and a wake-up, so spin first. The lock is taken after
+  ** all the same: a worker touches j under it, up to its unlock. */
+  int64_t end = now_ns() + WAIT_NS;
+  while (__atomic_load_n(&j.active, __ATOMIC_ACQUIRE) > 0) {
+    for (int k = 0; k < 64 && __atomic_load_n(&j.active, __ATOMIC_ACQUIRE) > 0; k++) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+    if (now_ns() >= end) break;
+  }
+  pthread_mutex_lock(&pool.lock);
   while (j.active) pthread_cond_wait(&pool.left, &pool.lock);
   pthread_mutex_unlock(&pool.lock);
 }

@@ -315,7 +315,12 @@ static bool analyse(const Group *g, int anchor, Gemm *G) {
 #include "lower/schedules.def"
 #undef SCHEDULE
   if (!found) return false;
-  G->par = lower_par_worth(2.0 * (double)G->q * (double)G->m * (double)G->n * (double)G->k, LOWER_PAR_MIN_FLOPS);
+  /* A GEMV streams its weight once (two FLOPs per element read from
+  ** memory or L3, not from L1): it counts elements read, as reductions do. */
+  if (G->gemv)
+    G->par = lower_par_worth((double)G->q * (double)G->n * (double)G->k, LOWER_PAR_MIN_READ);
+  else
+    G->par = lower_par_worth(2.0 * (double)G->q * (double)G->m * (double)G->n * (double)G->k, LOWER_PAR_MIN_FLOPS);
   /* The epilogue: every other live node, on the anchor's shape. */
   for (int i = 0; i < g->nnodes; i++)
     if (g->nodes[i].live && i != anchor) G->epilogue = true;

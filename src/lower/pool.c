@@ -14,6 +14,7 @@
 ** planes; with enough to read (LOWER_PAR_MIN_READ), blocks of planes are
 ** the parts of rlyrt_parallel_for (the same bits at any thread count). */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -142,9 +143,25 @@ static void put_kernel(StrBuf *sb, const char *name, const Group *g, const Pool 
   int px = -1 - a->args[0];
   sb_printf(sb, "/* %s: %s pool float32, %lld planes of %lld x %lld */\n", a->op->name, P->is_max ? "max" : "average",
             (long long)P->nc, (long long)P->h, (long long)P->w);
-  /* the planes [p0, p1) */
+  /* the planes [p0, p1): a version per vector ISA (the window's taps are
+  ** strided loads, which GCC's -O2 cost model leaves scalar: those
+  ** versions ask for its dynamic model), and the one that the CPU runs */
+  lower_put_isa_preamble(sb);
+  sb_puts(sb, "#ifndef RLYRT_VEC_STRIDED\n#if defined(__GNUC__) && !defined(__clang__)\n"
+              "#define RLYRT_VEC_STRIDED __attribute__((optimize(\"-fvect-cost-model=dynamic\")))\n#else\n"
+              "#define RLYRT_VEC_STRIDED\n#endif\n#endif\n");
+  for (int i = 0; i < lower_isa_count(); i++) {
+    lower_put_isa_if(sb, i);
+    if (lower_isa_target(i)) sb_printf(sb, "__attribute__((target(\"%s\"))) RLYRT_VEC_STRIDED ", lower_isa_target(i));
+    sb_printf(sb, "static void %s_planes_%s(const float *restrict x, float *restrict o, int64_t p0, int64_t p1) {\n",
+              name, lower_isa_suffix(i));
+    put_planes(sb, P);
+    sb_puts(sb, "}\n#endif\n");
+  }
   sb_printf(sb, "static void %s_planes(const float *restrict x, float *restrict o, int64_t p0, int64_t p1) {\n", name);
-  put_planes(sb, P);
+  char fn[160];
+  snprintf(fn, sizeof fn, "%s_planes", name);
+  lower_put_isa_call(sb, fn, "x, o, p0, p1");
   sb_puts(sb, "}\n");
   bool par = P->nc > 1 && lower_par_worth((double)P->nc * (double)(P->h * P->w), LOWER_PAR_MIN_READ);
   if (par) {

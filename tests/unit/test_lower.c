@@ -1061,6 +1061,14 @@ static void test_fused(void) {
       {"%x: " T("4, 5, 300"), "mean(%x, axis=[0, 2])", true, 6000},
       {"%x: " T("4, 4097"), "nn.softmax(multiply(%x, 2f))", true, 12000},
       {"%x: " T("6, 100"), "max(%x, axis=-1)", true, 30},
+      /* pools (lower/pool.c): the reference's bits, strided taps vectorized */
+      {"%x: " T("2, 3, 9, 11"), "nn.max_pool2d(%x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1])", true, 40},
+      {"%x: " T("1, 4, 20, 70"), "nn.max_pool2d(%x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1])", true, 400},
+      {"%x: " T("1, 2, 17, 37"),
+       "nn.avg_pool2d(%x, pool_size=[2, 3], strides=[1, 2], dilation=[1, 2], padding=[0, 1, 1, 2])", true, 300},
+      {"%x: " T("1, 3, 15, 45"),
+       "nn.avg_pool2d(%x, pool_size=[3, 3], strides=[2, 3], padding=[1, 1, 1, 1], count_include_pad=True)", true, 300},
+      {"%x: " T("2, 5, 7, 9"), "nn.global_max_pool2d(%x)", true, 50},
   };
 #undef T
   uint32_t seed = 12345;
