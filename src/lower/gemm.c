@@ -102,6 +102,17 @@ void lower_put_isa_preamble(StrBuf *sb) {
               "#else\n"
               "#define RLYRT_ISA_MIN 0\n"
               "#endif\n"
+              "#endif\n"
+              /* for ISA versions whose loops read at a stride (a pool's
+              ** taps, a plane split by phase): GCC's -O2 cost model leaves
+              ** those scalar, its dynamic one vectorizes them; Clang's -O2
+              ** does without being asked */
+              "#ifndef RLYRT_VEC_STRIDED\n"
+              "#if defined(__GNUC__) && !defined(__clang__)\n"
+              "#define RLYRT_VEC_STRIDED __attribute__((optimize(\"-fvect-cost-model=dynamic\")))\n"
+              "#else\n"
+              "#define RLYRT_VEC_STRIDED\n"
+              "#endif\n"
               "#endif\n");
 }
 

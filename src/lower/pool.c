@@ -147,9 +147,6 @@ static void put_kernel(StrBuf *sb, const char *name, const Group *g, const Pool 
   ** strided loads, which GCC's -O2 cost model leaves scalar: those
   ** versions ask for its dynamic model), and the one that the CPU runs */
   lower_put_isa_preamble(sb);
-  sb_puts(sb, "#ifndef RLYRT_VEC_STRIDED\n#if defined(__GNUC__) && !defined(__clang__)\n"
-              "#define RLYRT_VEC_STRIDED __attribute__((optimize(\"-fvect-cost-model=dynamic\")))\n#else\n"
-              "#define RLYRT_VEC_STRIDED\n#endif\n#endif\n");
   for (int i = 0; i < lower_isa_count(); i++) {
     lower_put_isa_if(sb, i);
     if (lower_isa_target(i)) sb_printf(sb, "__attribute__((target(\"%s\"))) RLYRT_VEC_STRIDED ", lower_isa_target(i));
