@@ -23,10 +23,12 @@
 ** - CONV_IM2COL, the rest: the same GEMM over the reduction (ci, kh, kw),
 **   B being the im2col matrix, never materialized: with padding or a
 **   stride, the input is first copied into the depthwise kernel's layout
-**   (zero borders, rows split by phase); the packing of B's KC x NC block
-**   (the GEMM's, lower/gemm.c) then copies, for each reduction row, runs
-**   of consecutive pixels of one output row (consecutive floats there at
-**   any stride) from offsets computed once per NC block.
+**   (zero borders, rows split by phase; only the rows and column phases
+**   that some tap reads: a 1x1 at stride 2 copies a quarter); the
+**   packing of B's KC x NC block (the GEMM's, lower/gemm.c) then copies,
+**   for each reduction row, runs of consecutive pixels of one output row
+**   (consecutive floats there at any stride) from offsets computed once
+**   per NC block.
 ** Both GEMMs are gemm.c's: the same cache blocks and MR x NR micro-kernel
 ** (gemm_put_tile, one version per vector ISA), the filter as A (broadcast)
 ** and the pixels as B (vectors), so that C is the NCHW result in place and
@@ -54,11 +56,29 @@
 ** way); RLY_CONV_ROWS=1 forces them (tests).
 **
 ** The outer loops (batches, groups, NC blocks of pixels) go over
-** independent blocks of the result; with threads, blocks of pixels and of
-** filters (multiples of the tiles' sides) are the parts of
-** rlyrt_parallel_for. Each output's sum runs over the reduction in the
-** same order whatever the blocks, so the bits do not depend on the thread
-** count or the tile shape's edges. Accumulation is in float32 (the
+** independent blocks of the result; with threads, blocks of pixels (of
+** 256 or more, up to 4 per thread) and then of filters (to make about 4
+** parts per thread; multiples of the tiles' sides) are the parts of
+** rlyrt_parallel_for (NAME_task). Without more, every block of filters
+** would pack the pixels of its block of pixels itself, and small images
+** (one block of pixels, 8 of filters) pack them 8 times: where 3 or more
+** (SP_MIN_SHARERS) blocks of filters split a block of pixels, a first
+** rlyrt_parallel_for
+** (NAME_pack_item: parts of the input channels of each batch and group)
+** packs every pixel once over the whole reduction into shared scratch,
+** sp[panel][K][width] (width NR_MAX pixels, or 7 for tiles of pixel rows:
+** the layout of a filter packed at build time, each ISA reading its
+** columns at their offset; the per-thread packing of B uses the same
+** NR_MAX-wide panels), copying the zero-bordered planes of its channels
+** first (only its own reduction rows read them); the GEMM parts then read
+** panel + pc * width there and pack nothing (SP_MAX_BYTES bounds that
+** scratch; large images split by pixels only, which packs nothing twice).
+** Otherwise the zero-bordered copy (Conv.copied) is split by rows over the
+** threads (NAME_copy_item) before the GEMM parts. One thread runs the
+** loops as they are (the copy, then each block packing its own pixels).
+** Each output's sum runs over the reduction in the same order whatever
+** the blocks, and packing moves floats only, so the bits do not depend on
+** the thread count or the tile shape's edges. Accumulation is in float32 (the
 ** reference kernel accumulates in double): results differ by rounding
 ** only, and are the same on every run. */
 #include <stdint.h>
@@ -258,7 +278,7 @@ static bool analyse(const Group *g, int anchor, Conv *C, const bool *is_const) {
 /* {==== Text ====} */
 
 static void put_target(StrBuf *sb, int i) {
-  if (lower_isa_target(i)) sb_printf(sb, "__attribute__((target(\"%s\"))) ", lower_isa_target(i));
+  if (lower_isa_target(i)) sb_printf(sb, "__attribute__((target(\"%s\"))) RLYRT_VEC_STRIDED ", lower_isa_target(i));
 }
 
 static void put_pointers(StrBuf *sb, const Conv *C) {
@@ -397,8 +417,89 @@ static void put_dw(StrBuf *sb, int i, const char *name, const Conv *C) {
   sb_puts(sb, "      }\n    }\n  }\n}\n");
 }
 
+/* The packing of the pixel operand, shared by the GEMMs' per-thread
+** packing (a KC block of reduction rows into bp or ap) and the shared one
+** (every reduction row into sp: NAME_pack). Names: the panel's first pixel
+** ix (from jc), the block's pixels lim, the panel's width wd. */
+
+/* The im2col tables of the pixels [jc, jc + lim) (lim <= tabn): off[col],
+** the pixel's window's offset in a plane; run[col], the pixels from col on
+** whose windows follow each other. */
+static void put_tables(StrBuf *sb, const Conv *C, int ind, const char *lim, const char *tabn, bool unless_sp) {
+  sb_printf(sb, "%*sint32_t *restrict off = tab, *restrict run = tab + %s;\n", ind, "", tabn);
+  if (unless_sp) {
+    sb_printf(sb, "%*sif (!sp) {\n", ind, "");
+    ind += 2;
+  }
+  sb_printf(sb, "%*sfor (int64_t col = 0; col < %s; col++) {\n", ind, "", lim);
+  sb_printf(sb, "%*s  const int64_t oh = (jc + col) / %lld, ow = (jc + col) %% %lld;\n", ind, "", (long long)C->ow,
+            (long long)C->ow);
+  sb_printf(sb, "%*s  off[col] = (int32_t)(oh * %lld + ow);\n", ind, "", (long long)(C->sh * C->rl));
+  sb_printf(sb, "%*s}\n", ind, "");
+  sb_printf(sb, "%*sfor (int64_t col = %s - 1; col >= 0; col--)\n", ind, "", lim);
+  sb_printf(sb, "%*s  run[col] = col + 1 < %s && (jc + col + 1) %% %lld ? run[col + 1] + 1 : 1;\n", ind, "", lim,
+            (long long)C->ow);
+  if (unless_sp) sb_printf(sb, "%*s}\n", ind - 2, "");
+}
+
+/* s: the input under reduction row `row` (a C expression) and pixel jc
+** (1x1: the row itself; im2col: the plane's tap, off[] from there). */
+static void put_pack_src(StrBuf *sb, const Conv *C, int ind, const char *row) {
+  long long hw = C->hp * C->rl;
+  if (C->kind == CK_1X1) {
+    sb_printf(sb, "%*sconst float *restrict s = xg + (%s) * %lld + jc;\n", ind, "", row, (long long)C->np);
+    return;
+  }
+  long long kk = C->kh * C->kw;
+  sb_printf(sb, "%*sconst int64_t t = (%s) %% %lld;\n", ind, "", row, kk);
+  /* tap (kh, kw) = (t / KW, t % KW): column phase (kw * DW) % SW, offset (kw * DW) / SW */
+  sb_printf(sb, "%*sconst int64_t kw = t %% %lld * %lld;\n", ind, "", (long long)C->kw, (long long)C->dw);
+  sb_printf(sb, "%*sconst float *restrict s = xg + (%s) / %lld * %lld + t / %lld * %lld + kw %% %lld * %lld + kw / %lld;\n",
+            ind, "", row, kk, hw, (long long)C->kw, (long long)(C->dh * C->rl), (long long)C->sw, (long long)C->ph,
+            (long long)C->sw);
+}
+
+/* d[0 .. wd): the pixels ix, ix + 1, ... of row s, zero from lim on. Tiles
+** of NR pixels: runs of consecutive floats copied in pieces; tiles of 7
+** pixels: one copy when the 7 follow each other, else one at a time. */
+static void put_pack_copy(StrBuf *sb, const Conv *C, int ind, const char *ix, const char *lim, const char *wd) {
+  const char *n = ix, *l = lim, *W = wd;
+  if (C->kind == CK_1X1) {
+    sb_printf(sb, "%*sif (%s + %s <= %s) {\n", ind, "", n, W, l);
+    sb_printf(sb, "%*s  memcpy(d, s + %s, %s * sizeof *d);\n", ind, "", n, W);
+    sb_printf(sb, "%*s} else {\n", ind, "");
+    sb_printf(sb, "%*s  for (int64_t e = 0; e < %s; e++) d[e] = %s + e < %s ? s[%s + e] : 0;\n", ind, "", W, n, l, n);
+    sb_printf(sb, "%*s}\n", ind, "");
+  } else if (C->rows) {
+    sb_printf(sb, "%*sif (%s + %s <= %s && run[%s] >= %s) {\n", ind, "", n, W, l, n, W);
+    sb_printf(sb, "%*s  memcpy(d, s + off[%s], %s * sizeof *d);\n", ind, "", n, W);
+    sb_printf(sb, "%*s} else {\n", ind, "");
+    sb_printf(sb, "%*s  for (int64_t e = 0; e < %s; e++) d[e] = %s + e < %s ? s[off[%s + e]] : 0;\n", ind, "", W, n, l,
+              n);
+    sb_printf(sb, "%*s}\n", ind, "");
+  } else {
+    sb_printf(sb, "%*sint64_t e = 0;\n", ind, "");
+    sb_printf(sb, "%*sif (run[%s] >= %s) {\n", ind, "", n, W);
+    sb_printf(sb, "%*s  memcpy(d, s + off[%s], %s * sizeof *d);\n", ind, "", n, W);
+    sb_printf(sb, "%*s  e = %s;\n", ind, "", W);
+    sb_printf(sb, "%*s}\n", ind, "");
+    sb_printf(sb, "%*swhile (e < %s && %s + e < %s) {\n", ind, "", W, n, l);
+    sb_printf(sb, "%*s  const float *restrict src = s + off[%s + e];\n", ind, "", n);
+    sb_printf(sb, "%*s  int64_t len = run[%s + e] < %s - e ? run[%s + e] : %s - e;\n", ind, "", n, W, n, W);
+    sb_printf(sb, "%*s  int64_t u = 0;\n", ind, "");
+    sb_printf(sb, "%*s  for (; u + 8 <= len; u += 8) memcpy(d + e + u, src + u, 8 * sizeof *d);\n", ind, "");
+    sb_printf(sb, "%*s  for (; u < len; u++) d[e + u] = src[u];\n", ind, "");
+    sb_printf(sb, "%*s  e += len;\n", ind, "");
+    sb_printf(sb, "%*s}\n", ind, "");
+    sb_printf(sb, "%*sfor (; e < %s; e++) d[e] = 0;\n", ind, "", W);
+  }
+}
+
 /* The GEMM per batch and group: C[oc, pixel] += W[oc, l] B[l, pixel] over
-** the reduction l = (ci, kh, kw). */
+** the reduction l = (ci, kh, kw). B: per KC block, the block of pixels
+** packed here into PW-wide panels, bp[panel][l][col] (PW = NR_MAX: every
+** ISA reads its NR columns at their offset), or, given sp, the pixels
+** packed before over the whole reduction, sp[panel][K][PW] (NAME_pack). */
 static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
   int w, mr, nr;
   gemm_isa_tile(i, &w, &mr, &nr);
@@ -406,11 +507,12 @@ static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
   put_target(sb, i);
   sb_printf(sb,
             "static void %s_%s(rlyrt_object *const *args, float *restrict o, float *restrict ap, float *restrict bp, "
-            "const float *restrict xp, int32_t *restrict tab, int64_t q, int64_t g, int64_t j0, int64_t j1, "
-            "int64_t i0, int64_t i1) {\n",
+            "const float *restrict xp, int32_t *restrict tab, const float *restrict sp, int64_t q, int64_t g, "
+            "int64_t j0, int64_t j1, int64_t i0, int64_t i1) {\n",
             name, lower_isa_suffix(i));
   sb_puts(sb, "  (void)ap, (void)xp, (void)tab;\n");
-  sb_printf(sb, "  enum { MR = %d, NR = %d, KC = %d, MC = %d, NC = %d, PA = %d };\n", mr, nr, KC, MC, NC, PA);
+  sb_printf(sb, "  enum { MR = %d, NR = %d, KC = %d, MC = %d, NC = %d, PA = %d, PW = %d };\n", mr, nr, KC, MC, NC, PA,
+            NR_MAX);
   put_pointers(sb, C);
   sb_puts(sb, "  (void)xin;\n");
   sb_printf(sb, "  {\n    float *restrict c = o + q * %lld;\n", (long long)(C->oc * np));
@@ -419,61 +521,23 @@ static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
   else sb_printf(sb, "    const float *restrict xb = xin + q * %lld;\n", (long long)(C->c * C->h * C->w));
   sb_puts(sb, "    {\n");
   sb_printf(sb, "      const float *restrict xg = xb + g * %lld;\n", (long long)(C->cg * hw));
+  sb_puts(sb, "      (void)xg;\n");
   sb_printf(sb, "      const float *restrict wg = w + g * %lld;\n", C->prepacked ? panels * k * PA : m * k);
   sb_puts(sb, "      for (int64_t jc = j0; jc < j1; jc += NC) {\n");
   sb_puts(sb, "        const int64_t nc = j1 - jc < NC ? j1 - jc : NC;\n");
   if (C->kind == CK_IM2COL) {
-    /* off[col]: the pixel's window's offset in a plane; run[col]: the
-    ** pixels from col on whose windows follow each other */
-    sb_puts(sb, "        int32_t *restrict off = tab, *restrict run = tab + NC;\n");
-    sb_puts(sb, "        for (int64_t col = 0; col < nc; col++) {\n");
-    sb_printf(sb, "          const int64_t oh = (jc + col) / %lld, ow = (jc + col) %% %lld;\n", (long long)C->ow,
-              (long long)C->ow);
-    sb_printf(sb, "          off[col] = (int32_t)(oh * %lld + ow);\n", (long long)(C->sh * C->rl));
-    sb_puts(sb, "        }\n");
-    sb_puts(sb, "        for (int64_t col = nc - 1; col >= 0; col--)\n");
-    sb_printf(sb, "          run[col] = col + 1 < nc && (jc + col + 1) %% %lld ? run[col + 1] + 1 : 1;\n",
-              (long long)C->ow);
+    put_tables(sb, C, 8, "nc", "NC", true);
   }
   sb_printf(sb, "        for (int64_t pc = 0; pc < %lld; pc += KC) {\n", k);
   sb_printf(sb, "          const int64_t kc = %lld - pc < KC ? %lld - pc : KC;\n", k, k);
-  /* B's block into NR-wide panels: bp[panel][l][col] */
-  sb_puts(sb, "          for (int64_t l = 0; l < kc; l++) {\n");
-  if (C->kind == CK_1X1) {
-    sb_printf(sb, "            const float *restrict s = xg + (pc + l) * %lld + jc;\n", np);
-  } else {
-    long long kk = C->kh * C->kw;
-    sb_printf(sb, "            const int64_t t = (pc + l) %% %lld;\n", kk);
-    /* tap (kh, kw) = (t / KW, t % KW): column phase (kw * DW) % SW, offset (kw * DW) / SW */
-    sb_printf(sb, "            const int64_t kw = t %% %lld * %lld;\n", (long long)C->kw, (long long)C->dw);
-    sb_printf(sb, "            const float *restrict s = xg + (pc + l) / %lld * %lld + t / %lld * %lld + kw %% %lld * %lld + kw / %lld;\n",
-              kk, hw, (long long)C->kw, (long long)(C->dh * C->rl), (long long)C->sw, (long long)C->ph, (long long)C->sw);
-  }
-  sb_puts(sb, "            for (int64_t jr = 0; jr < nc; jr += NR) {\n");
-  sb_puts(sb, "              float *restrict d = bp + jr * kc + l * NR;\n");
-  if (C->kind == CK_1X1) {
-    sb_puts(sb, "              if (jr + NR <= nc) {\n");
-    sb_puts(sb, "                memcpy(d, s + jr, NR * sizeof *d);\n");
-    sb_puts(sb, "              } else {\n");
-    sb_puts(sb, "                for (int64_t e = 0; e < NR; e++) d[e] = jr + e < nc ? s[jr + e] : 0;\n");
-    sb_puts(sb, "              }\n");
-  } else {
-    sb_puts(sb, "              int64_t e = 0;\n");
-    sb_puts(sb, "              if (run[jr] >= NR) {\n");
-    sb_puts(sb, "                memcpy(d, s + off[jr], NR * sizeof *d);\n");
-    sb_puts(sb, "                e = NR;\n");
-    sb_puts(sb, "              }\n");
-    sb_puts(sb, "              while (e < NR && jr + e < nc) {\n");
-    sb_puts(sb, "                const float *restrict src = s + off[jr + e];\n");
-    sb_puts(sb, "                int64_t len = run[jr + e] < NR - e ? run[jr + e] : NR - e;\n");
-    sb_puts(sb, "                int64_t u = 0;\n");
-    sb_puts(sb, "                for (; u + 8 <= len; u += 8) memcpy(d + e + u, src + u, 8 * sizeof *d);\n");
-    sb_puts(sb, "                for (; u < len; u++) d[e + u] = src[u];\n");
-    sb_puts(sb, "                e += len;\n");
-    sb_puts(sb, "              }\n");
-    sb_puts(sb, "              for (; e < NR; e++) d[e] = 0;\n");
-  }
-  sb_puts(sb, "            }\n          }\n");
+  /* B's block into PW-wide panels: bp[panel][l][col] */
+  sb_puts(sb, "          if (!sp) {\n");
+  sb_puts(sb, "            for (int64_t l = 0; l < kc; l++) {\n");
+  put_pack_src(sb, C, 14, "pc + l");
+  sb_puts(sb, "              for (int64_t jr = 0; jr < nc; jr += PW) {\n");
+  sb_puts(sb, "                float *restrict d = bp + jr * kc + l * PW;\n");
+  put_pack_copy(sb, C, 16, "jr", "nc", "PW");
+  sb_puts(sb, "              }\n            }\n          }\n");
   sb_puts(sb, "          for (int64_t ic = i0; ic < i1; ic += MC) {\n");
   sb_puts(sb, "            const int64_t mc = i1 - ic < MC ? i1 - ic : MC;\n");
   if (!C->prepacked) { /* A's block into MR-high panels: ap[panel][l][row] */
@@ -487,15 +551,18 @@ static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
     sb_puts(sb, "                  for (int64_t l = 0; l < kc; l++) dst[l * MR + r] = 0;\n");
     sb_puts(sb, "                }\n              }\n            }\n");
   }
-  sb_puts(sb, "            for (int64_t jr = 0; jr < nc; jr += NR)\n");
+  sb_puts(sb, "            for (int64_t jr = 0; jr < nc; jr += NR) {\n");
+  sb_printf(sb,
+            "              const float *restrict pb = sp ? sp + (jc + jr) / PW * %lld + pc * PW + (jc + jr) %% PW\n"
+            "                                            : bp + (jr - jr %% PW) * kc + jr %% PW;\n",
+            k * NR_MAX);
   sb_puts(sb, "              for (int64_t ir = 0; ir < mc; ir += MR) {\n");
   if (C->prepacked)
     sb_printf(sb, "                const float *restrict pa = wg + (ic + ir) / PA * %lld + pc * PA + (ic + ir) %% PA;\n",
               k * PA);
   else sb_puts(sb, "                const float *restrict pa = ap + ir * kc;\n");
-  sb_puts(sb, "                const float *restrict pb = bp + jr * kc;\n");
   sb_printf(sb, "                float *restrict ct = c + (g * %lld + ic + ir) * %lld + jc + jr;\n", m, np);
-  gemm_put_tile(sb, i, name, 16, C->prepacked ? "PA" : "MR", "NR", C->np);
+  gemm_put_tile(sb, i, name, 16, C->prepacked ? "PA" : "MR", "PW", C->np);
   if (C->epilogue) {
     char i0[48], i1[64], i1e[64];
     snprintf(i0, sizeof i0, "g * %lld + ic + ir", m);
@@ -508,7 +575,7 @@ static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
     gemm_put_epilogue_call(sb, name, &C->ew, 20, i0, i1e, "jc + jr", "jc + jr + nr");
     sb_puts(sb, "                  }\n                }\n");
   }
-  sb_puts(sb, "              }\n          }\n        }\n      }\n    }\n  }\n}\n");
+  sb_puts(sb, "              }\n            }\n          }\n        }\n      }\n    }\n  }\n}\n");
 }
 
 /* The same GEMM with the roles swapped (Conv.rows): tiles of MRP pixels
@@ -516,10 +583,11 @@ static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
 ** ct0, C transposed ([pixel][filter], rows ldt floats), which after the
 ** last KC block goes into C and through the epilogue, a panel of filters
 ** at a time. A's panels: the pixels' KC x MRP blocks, a run of MRP pixels
-** of one output row a copy of consecutive floats; B: the filter, packed at
-** build time in PB-wide panels or here per block of MCP filters. In the
-** micro-kernel's names, rows (mc, ir, MR) are pixels and columns (nc, jr,
-** NR) filters. */
+** of one output row a copy of consecutive floats (or, given sp, the
+** pixels packed before over the whole reduction, sp[panel][K][MRP]); B:
+** the filter, packed at build time in PB-wide panels or here per block of
+** MCP filters. In the micro-kernel's names, rows (mc, ir, MR) are pixels
+** and columns (nc, jr, NR) filters. */
 static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
   int w, mr, nr;
   gemm_isa_tile(i, &w, &mr, &nr);
@@ -527,8 +595,8 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
   put_target(sb, i);
   sb_printf(sb,
             "static void %s_%s(rlyrt_object *const *args, float *restrict o, float *restrict ap, float *restrict bp, "
-            "const float *restrict xp, int32_t *restrict tab, float *restrict ct0, int64_t q, int64_t g, int64_t j0, "
-            "int64_t j1, int64_t i0, int64_t i1) {\n",
+            "const float *restrict xp, int32_t *restrict tab, float *restrict ct0, const float *restrict sp, "
+            "int64_t q, int64_t g, int64_t j0, int64_t j1, int64_t i0, int64_t i1) {\n",
             name, lower_isa_suffix(i));
   sb_puts(sb, "  (void)bp, (void)xp, (void)tab;\n");
   sb_printf(sb, "  enum { MR = %d, NR = %d, KC = %d, MC = %d, NC = %d, PB = %d };\n", MRP, nr, KC, NCP, MCP, PB);
@@ -539,51 +607,25 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
   else sb_printf(sb, "    const float *restrict xb = xin + q * %lld;\n", (long long)(C->c * C->h * C->w));
   sb_puts(sb, "    {\n");
   sb_printf(sb, "      const float *restrict xg = xb + g * %lld;\n", (long long)(C->cg * hw));
+  sb_puts(sb, "      (void)xg;\n");
   sb_printf(sb, "      const float *restrict wg = w + g * %lld;\n",
             C->prepacked ? (m + PB - 1) / PB * PB * k : m * k);
   /* blocks of MC pixels (the tiles' rows) */
   sb_puts(sb, "      for (int64_t jc = j0; jc < j1; jc += MC) {\n");
   sb_puts(sb, "        const int64_t mc = j1 - jc < MC ? j1 - jc : MC;\n");
   if (C->kind == CK_IM2COL) {
-    sb_puts(sb, "        int32_t *restrict off = tab, *restrict run = tab + MC;\n");
-    sb_puts(sb, "        for (int64_t col = 0; col < mc; col++) {\n");
-    sb_printf(sb, "          const int64_t oh = (jc + col) / %lld, ow = (jc + col) %% %lld;\n", (long long)C->ow,
-              (long long)C->ow);
-    sb_printf(sb, "          off[col] = (int32_t)(oh * %lld + ow);\n", (long long)(C->sh * C->rl));
-    sb_puts(sb, "        }\n");
-    sb_puts(sb, "        for (int64_t col = mc - 1; col >= 0; col--)\n");
-    sb_printf(sb, "          run[col] = col + 1 < mc && (jc + col + 1) %% %lld ? run[col + 1] + 1 : 1;\n",
-              (long long)C->ow);
+    put_tables(sb, C, 8, "mc", "MC", true);
   }
   sb_printf(sb, "        for (int64_t pc = 0; pc < %lld; pc += KC) {\n", k);
   sb_printf(sb, "          const int64_t kc = %lld - pc < KC ? %lld - pc : KC;\n", k, k);
   /* the pixels' block into MR-wide panels: ap[panel][l][r] */
-  sb_puts(sb, "          for (int64_t l = 0; l < kc; l++) {\n");
-  if (C->kind == CK_1X1) {
-    sb_printf(sb, "            const float *restrict s = xg + (pc + l) * %lld + jc;\n", np);
-  } else {
-    long long kk = C->kh * C->kw;
-    sb_printf(sb, "            const int64_t t = (pc + l) %% %lld;\n", kk);
-    sb_printf(sb, "            const int64_t kw = t %% %lld * %lld;\n", (long long)C->kw, (long long)C->dw);
-    sb_printf(sb, "            const float *restrict s = xg + (pc + l) / %lld * %lld + t / %lld * %lld + kw %% %lld * %lld + kw / %lld;\n",
-              kk, hw, (long long)C->kw, (long long)(C->dh * C->rl), (long long)C->sw, (long long)C->ph, (long long)C->sw);
-  }
-  sb_puts(sb, "            for (int64_t ir = 0; ir < mc; ir += MR) {\n");
-  sb_puts(sb, "              float *restrict d = ap + ir * kc + l * MR;\n");
-  if (C->kind == CK_1X1) {
-    sb_puts(sb, "              if (ir + MR <= mc) {\n");
-    sb_puts(sb, "                memcpy(d, s + ir, MR * sizeof *d);\n");
-    sb_puts(sb, "              } else {\n");
-    sb_puts(sb, "                for (int64_t e = 0; e < MR; e++) d[e] = ir + e < mc ? s[ir + e] : 0;\n");
-    sb_puts(sb, "              }\n");
-  } else {
-    sb_puts(sb, "              if (ir + MR <= mc && run[ir] >= MR) {\n");
-    sb_puts(sb, "                memcpy(d, s + off[ir], MR * sizeof *d);\n");
-    sb_puts(sb, "              } else {\n");
-    sb_puts(sb, "                for (int64_t e = 0; e < MR; e++) d[e] = ir + e < mc ? s[off[ir + e]] : 0;\n");
-    sb_puts(sb, "              }\n");
-  }
-  sb_puts(sb, "            }\n          }\n");
+  sb_puts(sb, "          if (!sp) {\n");
+  sb_puts(sb, "            for (int64_t l = 0; l < kc; l++) {\n");
+  put_pack_src(sb, C, 14, "pc + l");
+  sb_puts(sb, "              for (int64_t ir = 0; ir < mc; ir += MR) {\n");
+  sb_puts(sb, "                float *restrict d = ap + ir * kc + l * MR;\n");
+  put_pack_copy(sb, C, 16, "ir", "mc", "MR");
+  sb_puts(sb, "              }\n            }\n          }\n");
   /* blocks of NC filters (the tiles' columns) */
   sb_puts(sb, "          for (int64_t ic = i0; ic < i1; ic += NC) {\n");
   sb_puts(sb, "            const int64_t nc = i1 - ic < NC ? i1 - ic : NC;\n");
@@ -604,7 +646,7 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
               k * PB);
   else sb_puts(sb, "              const float *restrict pb = bp + jr * kc;\n");
   sb_puts(sb, "              for (int64_t ir = 0; ir < mc; ir += MR) {\n");
-  sb_puts(sb, "                const float *restrict pa = ap + ir * kc;\n");
+  sb_printf(sb, "                const float *restrict pa = sp ? sp + (jc + ir) * %lld + pc * MR : ap + ir * kc;\n", k);
   sb_printf(sb, "                float *restrict ct = ct0 + ir * %lld + ic - i0 + jr;\n", ldt);
   gemm_put_tile_rows(sb, i, name, 16, MRP, "MR", C->prepacked ? "PB" : "NR", ldt);
   sb_puts(sb, "              }\n");
@@ -624,6 +666,100 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
   }
   sb_puts(sb, "              }\n");
   sb_puts(sb, "            }\n          }\n        }\n      }\n    }\n  }\n}\n");
+}
+
+/* Whether a tap reads column phase f of the zero-bordered copy. */
+static bool phase_read(const Conv *C, int64_t f) {
+  for (int64_t b = 0; b < C->kw; b++)
+    if (b * C->dw % C->sw == f) return true;
+  return false;
+}
+
+/* The zero-bordered copy of the input (Conv.copied) for the GEMMs:
+** NAME_copy(args, xp, r0, r1) writes the padded rows [r0, r1) of every
+** batch's planes, counted as one array of N * C * HP rows of RL floats,
+** so that parts of rows write disjoint floats. Only what the packing
+** reads: a row under no tap (1x1 at a stride: rows oh * SH) is left as it
+** is, and in the others the column phases no tap reads; of the rest, the
+** input's floats are copied and the borders (a row out of the input: all
+** of it) are zeroed. The packing reads a window's taps only, all inside
+** the padded rows, so it never reads what is left. */
+static void put_copy_fn(StrBuf *sb, const char *name, const Conv *C) {
+  long long hp = C->hp, rl = C->rl, ph = C->ph, pt = C->pt, h = C->h, w = C->w, pl = C->pl, sw = C->sw;
+  /* at a stride, the copy into phases reads every SW-th float */
+  sb_printf(sb, "RLYRT_VEC_STRIDED static void %s_copy(rlyrt_object *const *args, float *restrict xp, int64_t r0, "
+                "int64_t r1) {\n", name);
+  sb_printf(sb, "  const float *restrict xin = (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", C->px);
+  sb_puts(sb, "  for (int64_t r = r0; r < r1; r++) {\n");
+  sb_printf(sb, "    const int64_t p = r / %lld, a = r %% %lld;\n", hp, hp);
+  if (C->kh == 1 && C->sh > 1)
+    sb_printf(sb, "    if (a %% %lld || a / %lld >= %lld) continue;\n", (long long)C->sh, (long long)C->sh,
+              (long long)C->oh);
+  sb_printf(sb, "    float *restrict dp = xp + p * %lld + a * %lld;\n", hp * rl, rl);
+  sb_printf(sb, "    const int64_t ih = a - %lld;\n", pt);
+  sb_printf(sb, "    if (ih < 0 || ih >= %lld) {\n", h);
+  sb_printf(sb, "      memset(dp, 0, %lld);\n", rl * 4);
+  sb_puts(sb, "      continue;\n    }\n");
+  sb_printf(sb, "    const float *restrict s = xin + p * %lld + ih * %lld;\n", h * w, w);
+  /* phase f holds the padded columns t * SW + f: input columns t * SW + f - PL, t in [t0, t1] */
+  for (long long f = 0; f < sw; f++) {
+    if (!phase_read(C, f)) continue;
+    long long t0 = pl - f > 0 ? (pl - f + sw - 1) / sw : 0, t1 = (w - 1 + pl - f) / sw;
+    if (w - 1 + pl - f < 0 || t0 > t1) {
+      sb_printf(sb, "    memset(dp + %lld, 0, %lld);\n", f * ph, ph * 4);
+      continue;
+    }
+    if (t0 > 0) sb_printf(sb, "    memset(dp + %lld, 0, %lld);\n", f * ph, t0 * 4);
+    if (t1 + 1 < ph) sb_printf(sb, "    memset(dp + %lld, 0, %lld);\n", f * ph + t1 + 1, (ph - t1 - 1) * 4);
+    if (sw == 1) {
+      sb_printf(sb, "    memcpy(dp + %lld, s + %lld, %lld);\n", t0, t0 - pl, (t1 - t0 + 1) * 4);
+    } else {
+      sb_printf(sb, "    for (int64_t cx = %lld; cx <= %lld; cx++) dp[%lld + cx] = s[cx * %lld - %lld];\n", t0, t1,
+                f * ph, sw, pl - f);
+    }
+  }
+  sb_puts(sb, "  }\n}\n");
+}
+
+/* The pixel operand packed once for all the blocks of filters (threads:
+** put_kernel): NAME_pack(args, xp, sp, tab, q, g, c0, c1) copies the
+** input channels [c0, c1) of batch q, group g (Conv.copied: their planes
+** with zero borders, which only these reduction rows read) and packs the
+** reduction rows [c0 * KH * KW, c1 * KH * KW) of every pixel into sp (the
+** group's), sp[panel][K][wd], wd = PW (NR_MAX) pixels or MRP (Conv.rows),
+** zero past the last pixel: the layout of a filter packed at build time,
+** which the micro-kernels read at pc * wd. */
+static void put_pack_fn(StrBuf *sb, const char *name, const Conv *C) {
+  long long np = C->np, k = C->k, hw = C->hp * C->rl, kk = C->kh * C->kw;
+  const char *ix = C->rows ? "ir" : "jr", *lim = C->rows ? "mc" : "nc", *wd = C->rows ? "MR" : "PW";
+  int width = C->rows ? MRP : NR_MAX;
+  sb_printf(sb,
+            "static void %s_pack(rlyrt_object *const *args, float *restrict xp, float *restrict sp, int32_t *restrict "
+            "tab, int64_t q, int64_t g, int64_t c0, int64_t c1) {\n",
+            name);
+  sb_printf(sb, "  enum { %s = %d, NB = %d };\n", wd, width, NC / width * width);
+  sb_puts(sb, "  (void)xp, (void)tab;\n");
+  sb_printf(sb, "  const float *restrict xin = (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", C->px);
+  sb_puts(sb, "  (void)xin;\n");
+  if (C->copied) {
+    long long p0 = C->c, hp = C->hp;
+    sb_printf(sb, "  %s_copy(args, xp, (q * %lld + g * %lld + c0) * %lld, (q * %lld + g * %lld + c1) * %lld);\n", name,
+              p0, (long long)C->cg, hp, p0, (long long)C->cg, hp);
+    sb_printf(sb, "  const float *restrict xg = xp + q * %lld + g * %lld;\n", (long long)C->c * hw,
+              (long long)C->cg * hw);
+  } else {
+    sb_printf(sb, "  const float *restrict xg = xin + q * %lld + g * %lld;\n", (long long)(C->c * C->h * C->w),
+              (long long)(C->cg * C->h * C->w));
+  }
+  sb_printf(sb, "  for (int64_t jc = 0; jc < %lld; jc += NB) {\n", np);
+  sb_printf(sb, "    const int64_t %s = %lld - jc < NB ? %lld - jc : NB;\n", lim, np, np);
+  if (C->kind == CK_IM2COL) put_tables(sb, C, 4, lim, "NB", false);
+  sb_printf(sb, "    for (int64_t l = c0 * %lld; l < c1 * %lld; l++) {\n", kk, kk);
+  put_pack_src(sb, C, 6, "l");
+  sb_printf(sb, "      for (int64_t %s = 0; %s < %s; %s += %s) {\n", ix, ix, lim, ix, wd);
+  sb_printf(sb, "        float *restrict d = sp + (jc + %s) * %lld + l * %s;\n", ix, k, wd);
+  put_pack_copy(sb, C, 8, ix, lim, wd);
+  sb_puts(sb, "      }\n    }\n  }\n}\n");
 }
 
 static void put_ops(StrBuf *sb, const Group *g) {
@@ -657,8 +793,35 @@ static void gemm_slot(const Conv *C, int64_t *ap, int64_t *bp, int64_t *tab, int
 
 /* The GEMM function's arguments. */
 static const char *gemm_args(const Conv *C) {
-  return C->rows ? "args, o, ap, bp, xp, tab, ct, q, g, j0, j1, i0, i1"
-                 : "args, o, ap, bp, xp, tab, q, g, j0, j1, i0, i1";
+  return C->rows ? "args, o, ap, bp, xp, tab, ct, sp, q, g, j0, j1, i0, i1"
+                 : "args, o, ap, bp, xp, tab, sp, q, g, j0, j1, i0, i1";
+}
+
+/* The shared packing of the pixels (NAME_pack): the most scratch it takes,
+** and the fewest blocks of filters sharing a block of pixels for which it
+** is done (with 2, ResNet-18's 28x28 stride-2 layer measured no faster:
+** the GEMMs then read half the pixels from the other core's cache). */
+enum { SP_MAX_BYTES = 16 << 20, SP_MIN_SHARERS = 3 };
+
+/* The pixel operand packed over the whole reduction (NAME_pack), in floats:
+** per batch and group (a multiple of 16), and in all; 0 when over
+** SP_MAX_BYTES (the blocks of filters then pack their own). */
+static int64_t sp_group(const Conv *C) {
+  int64_t wd = C->rows ? MRP : NR_MAX;
+  return ((C->np + wd - 1) / wd * wd * C->k + 15) / 16 * 16;
+}
+
+/* Whether the zero-bordered copy of the input splits over threads (by
+** rows: NAME_copy_item) when the GEMM does. */
+static bool copy_par(const Conv *C) {
+  return C->kind != CK_DW && C->copied &&
+         lower_par_worth((double)C->n * (double)C->c * (double)C->hp * (double)C->rl, LOWER_PAR_MIN_ELEMS);
+}
+
+static int64_t sp_total(const Conv *C) {
+  if (C->kind == CK_DW) return 0;
+  double all = (double)C->n * (double)C->groups * (double)sp_group(C);
+  return all * 4 > SP_MAX_BYTES ? 0 : (int64_t)all;
 }
 
 /* A part of the work as an item of rlyrt_parallel_for: NAME_job says how
@@ -683,9 +846,10 @@ static void put_task(StrBuf *sb, const char *name, const Conv *C) {
   int64_t ap, bp, tab, ct;
   gemm_slot(C, &ap, &bp, &tab, &ct);
   int64_t slot = ap + bp + tab + ct;
+  long long spg = sp_group(C), qgs = C->groups;
   sb_printf(sb,
-            "typedef struct %s_job {\n  rlyrt_object *const *args;\n  float *o, *ap, *bp, *xp%s;\n  int32_t *tab;\n"
-            "  int64_t cstep, cp, rstep, rp;\n} %s_job;\n",
+            "typedef struct %s_job {\n  rlyrt_object *const *args;\n  float *o, *ap, *bp, *xp%s, *sp;\n  int32_t *tab;\n"
+            "  int64_t cstep, cp, rstep, rp, step, cc;\n} %s_job;\n",
             name, C->rows ? ", *ct" : "", name);
   sb_printf(sb, "static void %s_task(void *ctx, int64_t i, int32_t slot) {\n", name);
   sb_printf(sb, "  const %s_job *J = (const %s_job *)ctx;\n", name, name);
@@ -695,13 +859,34 @@ static void put_task(StrBuf *sb, const char *name, const Conv *C) {
   sb_printf(sb, "  int32_t *tab = J->tab ? (int32_t *)(J->tab + slot * %lld) : NULL;\n", (long long)slot);
   if (C->rows) sb_printf(sb, "  float *ct = J->ct + slot * %lld;\n", (long long)slot);
   sb_puts(sb, "  const int64_t r = i % J->rp, cb = i / J->rp % J->cp, qg = i / J->rp / J->cp;\n");
-  sb_printf(sb, "  const int64_t q = qg / %lld, g = qg %% %lld;\n", (long long)C->groups, (long long)C->groups);
+  sb_printf(sb, "  const int64_t q = qg / %lld, g = qg %% %lld;\n", qgs, qgs);
+  sb_printf(sb, "  const float *sp = J->sp ? J->sp + qg * %lld : NULL;\n", spg);
   sb_printf(sb, "  const int64_t j0 = cb * J->cstep, j1 = j0 + J->cstep < %lld ? j0 + J->cstep : %lld;\n",
             (long long)C->np, (long long)C->np);
   sb_printf(sb, "  const int64_t i0 = r * J->rstep, i1 = i0 + J->rstep < %lld ? i0 + J->rstep : %lld;\n",
             (long long)C->m, (long long)C->m);
   lower_put_isa_call(sb, name, gemm_args(C));
   sb_puts(sb, "}\n");
+  /* the zero-bordered copy by rows (NAME_copy), [i * step, ...) */
+  if (copy_par(C)) {
+    long long rows = C->n * C->c * C->hp;
+    sb_printf(sb, "static void %s_copy_item(void *ctx, int64_t i, int32_t slot) {\n", name);
+    sb_printf(sb, "  const %s_job *J = (const %s_job *)ctx;\n  (void)slot;\n", name, name);
+    sb_printf(sb, "  const int64_t r0 = i * J->step, r1 = r0 + J->step < %lld ? r0 + J->step : %lld;\n", rows, rows);
+    sb_printf(sb, "  %s_copy(J->args, J->xp, r0, r1);\n}\n", name);
+  }
+  /* the shared packing (NAME_pack): item i, channels [cb * step, ...) of
+  ** batch and group qg */
+  if (sp_total(C)) {
+    long long cg = C->cg;
+    sb_printf(sb, "static void %s_pack_item(void *ctx, int64_t i, int32_t slot) {\n", name);
+    sb_printf(sb, "  const %s_job *J = (const %s_job *)ctx;\n", name, name);
+    sb_printf(sb, "  int32_t *tab = J->tab ? (int32_t *)(J->tab + slot * %lld) : NULL;\n", (long long)slot);
+    sb_puts(sb, "  const int64_t qg = i / J->cc, c0 = i % J->cc * J->step;\n");
+    sb_printf(sb, "  const int64_t c1 = c0 + J->step < %lld ? c0 + J->step : %lld;\n", cg, cg);
+    sb_printf(sb, "  %s_pack(J->args, J->xp, J->sp + qg * %lld, tab, qg / %lld, qg %% %lld, c0, c1);\n}\n", name, spg,
+              qgs, qgs);
+  }
 }
 
 static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *where) {
@@ -728,6 +913,8 @@ static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *
     else put_gemm(sb, i, name, C);
     sb_puts(sb, "#endif\n");
   }
+  if (C->kind != CK_DW && C->copied) put_copy_fn(sb, name, C);
+  if (sp_total(C)) put_pack_fn(sb, name, C);
   put_task(sb, name, C);
   sb_printf(sb, "static rlyrt_status %s(rlyrt_object *const *args, rlyrt_object **out) {\n", name);
   sb_puts(sb, "  static const int64_t shape[4] = {");
@@ -751,9 +938,13 @@ static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *
                                                 LOWER_PAR_MIN_FLOPS);
   if (par) sb_puts(sb, "  const int32_t nt = RLYRT_KERNEL_THREADS;\n");
   else sb_puts(sb, "  const int32_t nt = 1;\n");
-  /* the scratch: one allocation, the shared part then nt slots */
-  int64_t shared = 0, slot = 0;
+  /* the scratch: one allocation, the shared part, nt slots, then (threads,
+  ** GEMMs) the pixels packed once for all blocks of filters */
+  int64_t shared = 0, slot = 0, spn = 0;
   StrBuf parts = {0};
+  /* the tiles' edges: pixels, filters */
+  int pe = C->rows ? MRP : NR_MAX, fe = C->rows ? PB : PA;
+  long long m = C->m, np = C->np, frows = (C->m + fe - 1) / fe, nqg = C->n * C->groups;
   if (C->kind == CK_DW) {
     slot = (C->hp * C->rl + 16 + 15) / 16 * 16; /* 16 floats of slack: a vector past the last row */
     sb_puts(&parts, "  float *xp = (float *)ws;\n");
@@ -762,6 +953,7 @@ static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *
     gemm_slot(C, &ap, &bp, &tab, &ct);
     shared = C->copied ? (C->n * C->c * C->hp * C->rl + 15) / 16 * 16 : 0;
     slot = ap + bp + tab + ct;
+    spn = sp_total(C);
     sb_printf(&parts, "  float *xp = %s;\n", shared ? "(float *)ws" : "NULL");
     /* slot 0 (slot s: s * SLOT floats further): A's panels, B's, the
     ** tables, C's block transposed */
@@ -770,9 +962,35 @@ static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *
     if (tab) sb_printf(&parts, "  int32_t *tab = (int32_t *)(bp + %lld);\n", (long long)bp);
     else sb_puts(&parts, "  int32_t *tab = NULL;\n");
     if (C->rows) sb_printf(&parts, "  float *ct = bp + %lld;\n", (long long)(bp + tab));
+    if (spn) sb_puts(&parts, "  float *sp = spn ? (float *)ws + spo : NULL;\n");
+    else sb_puts(&parts, "  float *sp = NULL;\n");
+    /* Threads: blocks of pixels of at least 256, then blocks of filters
+    ** (multiples of the tiles), to make about 4 parts per thread. Where
+    ** that splits the filters (small images), the blocks of one block of
+    ** pixels would each pack the same pixels: from SP_MIN_SHARERS blocks
+    ** on, they are packed once instead, over the whole reduction (NAME_pack, in parts of input
+    ** channels), before the GEMMs (NAME_task) read them. */
+    sb_printf(sb, "  int64_t cstep = %lld, cp = 1, rstep = %lld, rp = 1;\n", np, m);
+    sb_puts(sb, "  if (nt > 1) {\n");
+    sb_printf(sb, "    cp = (%lld + 255) / 256;\n", np);
+    sb_puts(sb, "    if (cp > 4 * nt) cp = 4 * nt;\n");
+    sb_printf(sb, "    cstep = ((%lld + cp - 1) / cp + %d) / %d * %d;\n", np, pe - 1, pe, pe);
+    sb_printf(sb, "    cp = (%lld + cstep - 1) / cstep;\n", np);
+    sb_printf(sb, "    rp = (4 * nt + %lld * cp - 1) / (%lld * cp);\n", nqg, nqg);
+    sb_printf(sb, "    if (rp > %lld) rp = %lld;\n", frows, frows);
+    sb_printf(sb, "    rstep = (%lld + rp - 1) / rp * %d;\n", frows, fe);
+    sb_printf(sb, "    rp = (%lld + rstep - 1) / rstep;\n", m);
+    sb_puts(sb, "  }\n");
+    if (spn) {
+      sb_printf(sb, "  const size_t spn = rp >= %d ? %lld : 0;\n", SP_MIN_SHARERS, (long long)spn);
+      sb_printf(sb, "  const size_t spo = (%lld + (size_t)nt * %lld + 15) / 16 * 16;\n", (long long)shared,
+                (long long)slot);
+    }
   }
-  sb_printf(sb, "  unsigned char *ws = (unsigned char *)rlyrt_alloc(%lld + (size_t)nt * %lld, 64);\n",
-            (long long)(shared * 4), (long long)(slot * 4));
+  if (spn) sb_puts(sb, "  unsigned char *ws = (unsigned char *)rlyrt_alloc((spo + spn) * 4, 64);\n");
+  else
+    sb_printf(sb, "  unsigned char *ws = (unsigned char *)rlyrt_alloc(%lld + (size_t)nt * %lld, 64);\n",
+              (long long)(shared * 4), (long long)(slot * 4));
   sb_puts(sb, "  if (!ws) {\n    if (!*out) rlyrt_release(&t->obj);\n    return rlyrt_error_at(RLYRT_E_NOMEM, ");
   lower_put_cstring(sb, where ? where : "");
   sb_puts(sb, ");\n  }\n");
@@ -791,32 +1009,36 @@ static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *
     lower_put_isa_call(sb, name, "args, o, xp, p0, p1");
     sb_puts(sb, "  }\n");
   } else {
-    if (C->copied) { /* every batch's input with zero borders, split by phase */
-      sb_printf(sb, "  memset(xp, 0, %lld);\n", (long long)(shared * 4));
-      sb_printf(sb, "  const float *restrict xin = (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", C->px);
-      sb_printf(sb, "  for (int64_t p = 0; p < %lld; p++) {\n", (long long)(C->n * C->c));
-      sb_printf(sb, "    float *restrict dp = xp + p * %lld;\n", (long long)(C->hp * C->rl));
-      sb_printf(sb, "    const float *restrict s = xin + p * %lld;\n", (long long)(C->h * C->w));
-      put_plane_copy(sb, C, 4, "dp", "s");
-      sb_puts(sb, "  }\n");
-    }
-    /* the tiles' edges: pixels, filters */
-    int pe = C->rows ? MRP : NR_MAX, fe = C->rows ? PB : PA;
-    long long m = C->m, np = C->np, rows = (C->m + fe - 1) / fe, nqg = C->n * C->groups;
-    sb_printf(sb, "  %s_job J = {args, o, ap, bp, xp, %stab, %lld, 1, %lld, 1};\n", name, C->rows ? "ct, " : "", np, m);
+    long long crows = C->n * C->c * C->hp, cg = C->cg;
+    sb_printf(sb, "  %s_job J = {args, o, ap, bp, xp, %ssp, tab, cstep, cp, rstep, rp, 0, 0};\n", name,
+              C->rows ? "ct, " : "");
     sb_puts(sb, "  if (nt > 1) {\n");
-    /* pixel blocks of at least 256, then blocks of filters (multiples of
-    ** the tiles), to make about 4 parts per thread */
-    sb_printf(sb, "    int64_t cp = (%lld + 255) / 256;\n", np);
-    sb_puts(sb, "    if (cp > 4 * nt) cp = 4 * nt;\n");
-    sb_printf(sb, "    J.cstep = ((%lld + cp - 1) / cp + %d) / %d * %d;\n", np, pe - 1, pe, pe);
-    sb_printf(sb, "    J.cp = (%lld + J.cstep - 1) / J.cstep;\n", np);
-    sb_printf(sb, "    int64_t rp = (4 * nt + %lld * J.cp - 1) / (%lld * J.cp);\n", nqg, nqg);
-    sb_printf(sb, "    if (rp > %lld) rp = %lld;\n", rows, rows);
-    sb_printf(sb, "    J.rstep = (%lld + rp - 1) / rp * %d;\n", rows, fe);
-    sb_printf(sb, "    J.rp = (%lld + J.rstep - 1) / J.rstep;\n", m);
-    sb_printf(sb, "    rlyrt_parallel_for(nt, %lld * J.cp * J.rp, %s_task, &J);\n", nqg, name);
+    if (spn) {
+      /* the pixels packed once: parts of input channels (and with them
+      ** their planes' zero-bordered copy), about 4 per thread */
+      sb_puts(sb, "    if (sp) {\n");
+      sb_printf(sb, "      int64_t cc = (4 * nt + %lld) / %lld;\n", nqg - 1, nqg);
+      sb_printf(sb, "      if (cc > %lld) cc = %lld;\n", cg, cg);
+      sb_printf(sb, "      J.step = (%lld + cc - 1) / cc;\n", cg);
+      sb_printf(sb, "      J.cc = (%lld + J.step - 1) / J.step;\n", cg);
+      sb_printf(sb, "      rlyrt_parallel_for(nt, %lld * J.cc, %s_pack_item, &J);\n", nqg, name);
+      sb_puts(sb, C->copied ? "    } else " : "    }\n");
+    }
+    if (C->copied) {
+      /* every batch's input with zero borders, split by phase: parts of
+      ** rows where it is worth threads */
+      sb_printf(sb, "%s{\n", spn ? "" : "    ");
+      if (copy_par(C)) {
+        sb_printf(sb, "      J.step = (%lld + 4 * nt - 1) / (4 * nt);\n", crows);
+        sb_printf(sb, "      rlyrt_parallel_for(nt, (%lld + J.step - 1) / J.step, %s_copy_item, &J);\n", crows, name);
+      } else {
+        sb_printf(sb, "      %s_copy(args, xp, 0, %lld);\n", name, crows);
+      }
+      sb_puts(sb, "    }\n");
+    }
+    sb_printf(sb, "    rlyrt_parallel_for(nt, %lld * cp * rp, %s_task, &J);\n", nqg, name);
     sb_puts(sb, "  } else {\n");
+    if (C->copied) sb_printf(sb, "    %s_copy(args, xp, 0, %lld);\n", name, crows);
     sb_printf(sb, "    for (int64_t q = 0; q < %lld; q++)\n", (long long)C->n);
     sb_printf(sb, "      for (int64_t g = 0; g < %lld; g++) {\n", (long long)C->groups);
     sb_printf(sb, "        const int64_t j0 = 0, j1 = %lld, i0 = 0, i1 = %lld;\n", np, m);

@@ -30,30 +30,50 @@
 ** more tiles for bigger filters; it picks F(4x4), F(2x2) being there for
 ** the hook RLY_WINOGRAD (docs/design.md has the measurements).
 **
-** Work is done per block of whole tile rows of one image (so that its
-** outputs are a contiguous range of each output plane, which the epilogue
-** takes at once), in a thread's scratch:
-**   1. each input channel's windows gathered into D[alpha^2][tiles]
-**      (scalar copies), then B^T d B on W tiles per vector (the
-**      coefficients are small integers: adds and products by constants)
-**      into V[alpha^2][C][tiles];
-**   2. the alpha^2 GEMMs for the filters [k0, k1) into M[alpha^2][tiles][K];
-**   3. A^T m A on W filters per vector (M's rows), scattered into the
-**      output planes, then the epilogue on the block's pixels.
-** Threads split (image, block of tile rows, block of 32-filter panels):
-** every output value is computed by the same operations in the same
-** order whatever the split (a GEMM tile's column and row do not depend on
-** the other tiles'), so the bits do not depend on the thread count. The
-** input is first copied (before the threads) into planes with zero
-** borders that cover every tile's window. One version per vector ISA, as
-** the other schedules. */
+** The tiles are cut into blocks of whole tile rows of one image (about
+** TILES tiles: so that a block's outputs are a contiguous range of each
+** output plane, which the epilogue takes at once), and the work into two
+** rlyrt_parallel_for phases that share V:
+**   1. items (image, range of input channels), about 4 per thread: each
+**      plane copied into the thread's scratch with zero borders that cover
+**      every tile's window, its columns split by phase (column mod m: on
+**      AVX-512 a masked gather of 16 columns), then per block the
+**      channel's windows gathered into D[alpha^2][tiles] (each window
+**      element of a tile row is consecutive floats of a phase), and
+**      B^T d B on W tiles per vector (the coefficients are small
+**      integers: adds and products by constants) into the block's
+**      V[alpha^2][C][TBP] (TBP: the rows the micro-kernels read, the
+**      tiles up to a multiple of mr, up to a multiple of 16; those past
+**      the tiles are dropped), in shared scratch (every block of a group of
+**      images: at most VCAP floats unless one image needs more; larger
+**      batches run group by group);
+**   2. items (image, block, 32-filter panel of U): the alpha^2 GEMMs from
+**      the block's V into M[alpha^2][TBP][32] (the thread's scratch), with
+**      a micro-kernel of mr rows (tiles) chosen per ISA to pad the block
+**      least (a block of 16 tiles takes 8, of 28 takes 7, where MR = 12
+**      would pad to 24 and 36); A^T m A on W filters per vector (M's
+**      rows), scattered into the output planes (F(4x4) on AVX-512: a
+**      whole tile's 16 filters by 4 x 4 transposes in each 128-bit lane,
+**      a row of 4 outputs per store); the epilogue on the block's pixels
+**      and the panel's filters.
+** Each input transform is done once however many panels read it, and
+** phase 2 has blocks x panels items, of one size but for a shorter last
+** block (ResNet-18: 7 x 2 at 56x56, blocks of 2 tile rows; 2 x 4 at
+** 28x28, of 4 and 3 rows; 1 x 8 at 14x14). Every output value is
+** computed by the same operations in the same order whatever the split
+** (V per channel and tile, a GEMM row of M per tile and KC block, the
+** output transform per tile and filter; mr and the blocks depend on the
+** shape and ISA only), so the bits do not depend on the thread count.
+** One version per vector ISA, as the other schedules. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lower/conv.h"
 
-enum { KC = 256, PW = LOWER_PACK_NR, TILES = 40 }; /* gemm.c's KC; U's panels; tiles per block (about) */
+/* gemm.c's KC; U's panels; tiles per block (about); the most floats of V
+** (8 MiB) a call holds when an image needs less */
+enum { KC = 256, PW = LOWER_PACK_NR, TILES = 32, VCAP = 1 << 21 };
 
 /* {==== The transforms ====} */
 
@@ -119,11 +139,30 @@ typedef struct Plan {
   int64_t th, tw;   /* tile rows, tiles per row */
   int64_t hq, rl;   /* the zero-bordered input plane: hq rows of rl = m * pwd floats, */
   int64_t pwd;      /* its columns split by phase (column mod m), pwd = tw + 1 of each */
-  int64_t rb, nrb;  /* tile rows per block, blocks */
+  int64_t plane;    /* its floats, up to a multiple of 16 */
+  int64_t rb, nrb;  /* tile rows per block, blocks per image */
   int64_t tb, tbp;  /* tiles per block (at most), rows of V and M per point */
   int64_t kp;       /* U's 32-wide panels */
-  int64_t slot;     /* floats of one thread's scratch: D, V, M */
+  int64_t vblk;     /* floats of a block's V: alpha^2 x C x tbp */
+  int64_t slot;     /* floats of one thread's scratch: the plane and D, or M */
 } Plan;
+
+/* The rows of A (tiles) of ISA i's micro-kernel for blocks of tb tiles:
+** of MR down to MR / 2, the one that pads tb the least (the largest of
+** those), or tb itself when smaller. */
+static int pick_mr(int i, int64_t tb) {
+  int w, mr, nr;
+  gemm_isa_tile(i, &w, &mr, &nr);
+  int lo = (mr + 1) / 2;
+  if (tb < lo) return (int)tb;
+  int best = mr;
+  int64_t rows = (tb + mr - 1) / mr * mr;
+  for (int r = mr - 1; r >= lo; r--) {
+    int64_t n = (tb + r - 1) / r * r;
+    if (n < rows) best = r, rows = n;
+  }
+  return best;
+}
 
 static Plan plan_of(const Conv *C) {
   Plan P;
@@ -134,20 +173,31 @@ static Plan plan_of(const Conv *C) {
   P.hq = P.th * m + 2;
   P.pwd = P.tw + 1;
   P.rl = m * P.pwd;
-  /* about TILES tiles per block, the blocks of one image even */
-  int64_t rb = (TILES + P.tw - 1) / P.tw;
+  P.plane = (P.hq * P.rl + 15) / 16 * 16;
+  /* about TILES tiles per block (whole tile rows, rounded), the blocks of
+  ** one image even */
+  int64_t rb = (TILES + P.tw / 2) / P.tw;
+  if (rb < 1) rb = 1;
   if (rb > P.th) rb = P.th;
   P.nrb = (P.th + rb - 1) / rb;
   P.rb = (P.th + P.nrb - 1) / P.nrb;
   P.tb = P.rb * P.tw;
-  /* V's rows: the vectors of tiles (up to a multiple of 16) and the
-  ** micro-kernel's last MR rows (up to tb + 11) */
-  P.tbp = (P.tb + 11 + 15) / 16 * 16;
+  /* V's and M's rows: those the micro-kernels read (the block's tiles up
+  ** to a multiple of mr, on every ISA), up to a multiple of 16 (the
+  ** transform's vectors) */
+  int64_t rows = P.tb;
+  for (int i = 0; i < lower_isa_count(); i++) {
+    int64_t mr = pick_mr(i, P.tb), r = (P.tb + mr - 1) / mr * mr;
+    if (r > rows) rows = r;
+  }
+  P.tbp = (rows + 15) / 16 * 16;
   P.kp = (C->oc + PW - 1) / PW;
-  P.slot = a2 * P.tbp + a2 * C->c * P.tbp + a2 * P.tbp * C->oc;
-  P.slot = (P.slot + 15) / 16 * 16;
+  P.vblk = a2 * C->c * P.tbp;
+  int64_t in = P.plane + a2 * P.tbp, out = a2 * P.tbp * PW;
+  P.slot = ((in > out ? in : out) + 15) / 16 * 16;
   return P;
 }
+
 
 /* The shape rule, measured on ResNet's and other 3x3 layers
 ** (docs/design.md). F(4x4) is the faster of the two wherever Winograd
@@ -224,65 +274,105 @@ static void put_target(StrBuf *sb, int i) {
   if (lower_isa_target(i)) sb_printf(sb, "__attribute__((target(\"%s\"))) ", lower_isa_target(i));
 }
 
-/* Block [r0, r1) of tile rows of image q, filters [k0, k1) (k0 a multiple
-** of 32), in the scratch ws. */
-static void put_block(StrBuf *sb, int i, const char *name, const Conv *C, const Plan *P) {
-  int w, mr, nr;
-  gemm_isa_tile(i, &w, &mr, &nr);
+
+/* The vector `const VT dst = LOAD(p);`. */
+static void put_load(StrBuf *sb, int i, const char *name, int ind, const char *dst, const char *p) {
+  sb_printf(sb, "%*sconst ", ind, "");
+  vop(sb, i, name, GV_TYPE, NULL, NULL);
+  sb_printf(sb, " %s = ", dst);
+  vop(sb, i, name, GV_LOAD, p, NULL);
+  sb_puts(sb, ";\n");
+}
+
+/* `const int64_t r0, r1, tb` of block bk (tile rows [r0, r1), tb tiles). */
+static void put_rows(StrBuf *sb, int ind, const Plan *P) {
+  long long rb = P->rb, th = P->th;
+  sb_printf(sb, "%*sconst int64_t r0 = bk * %lld, r1 = r0 + %lld < %lld ? r0 + %lld : %lld, tb = (r1 - r0) * %lld;\n",
+            ind, "", rb, rb, th, rb, th, (long long)P->tw);
+}
+
+/* Phase 1: channels [c0, c1) of image q: each plane copied with zero
+** borders into the thread's scratch ws, then per block of tile rows its
+** windows gathered into D and B^T d B into the block's V (vq: every
+** image's and block's V). */
+static void put_input(StrBuf *sb, int i, const char *name, const Conv *C, const Plan *P) {
+  int w, mr_isa, nr;
+  gemm_isa_tile(i, &w, &mr_isa, &nr);
   const Wino *T = &P->T;
   int m = T->m, a = T->a, a2 = a * a;
-  long long c = C->c, k = C->oc, tw = P->tw, tbp = P->tbp, rl = P->rl, np = C->np, ow = C->ow, oh = C->oh;
+  long long c = C->c, tw = P->tw, rl = P->rl;
   put_target(sb, i);
   sb_printf(sb,
-            "static void %s_%s(rlyrt_object *const *args, float *restrict o, const float *restrict xq, "
-            "float *restrict ws, int64_t q, int64_t r0, int64_t r1, int64_t k0, int64_t k1) {\n",
+            "static void %s_in_%s(const float *restrict xin, float *restrict vq, float *restrict ws, int64_t q, "
+            "int64_t c0, int64_t c1) {\n",
             name, lower_isa_suffix(i));
-  sb_printf(sb, "  enum { MR = %d, NR = %d, KC = %d, PW = %d, TBP = %lld };\n", mr, nr, KC, PW, tbp);
-  sb_printf(sb, "  const float *restrict u = (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", C->pw);
-  if (C->epilogue) ew_put_pointers(sb, &C->ew, 2);
-  sb_printf(sb, "  float *restrict d = ws, *restrict v = ws + %lld, *restrict mb = ws + %lld;\n", (long long)a2 * tbp,
-            (long long)a2 * tbp * (1 + c));
-  sb_printf(sb, "  const float *restrict xb = xq + q * %lld;\n", c * P->hq * rl);
-  sb_printf(sb, "  float *restrict cq = o + q * %lld;\n", k * np);
-  sb_printf(sb, "  const int64_t tb = (r1 - r0) * %lld;\n", tw);
-  /* The scratch is not cleared between calls: D's lanes past the block's
-  ** tiles are zero, so that V's rows the micro-kernel reads past them (up
-  ** to tb + MR - 1, results dropped) are; so is the row of M past them,
-  ** which the output transform's last vector reads when K is not a
-  ** multiple of W (lanes dropped). */
-  sb_printf(sb, "  memset(d, 0, %lld);\n", (long long)a2 * tbp * 4);
-  sb_printf(sb, "  for (int64_t pt = 0; pt < %d; pt++) memset(mb + (pt * TBP + tb) * %lld, 0, %d);\n", a2, k, 16 * 4);
-  /* 1. per input channel: the windows, then B^T d B on W tiles at a time */
-  sb_printf(sb, "  for (int64_t ci = 0; ci < %lld; ci++) {\n", c);
-  sb_printf(sb, "    const float *restrict xc = xb + ci * %lld;\n", P->hq * rl);
+  sb_printf(sb, "  enum { MR = %d, TBP = %lld };\n", pick_mr(i, P->tb), (long long)P->tbp);
+  sb_printf(sb, "  float *restrict xp = ws, *restrict d = ws + %lld;\n", (long long)P->plane);
+  /* The borders stay zero: every channel's copy writes the same floats.
+  ** D's lanes past a block's tiles are read (V's rows past them feed the
+  ** micro-kernel's dropped rows): zero, or an earlier block's. */
+  sb_printf(sb, "  memset(xp, 0, %lld);\n", (long long)P->plane * 4);
+  sb_printf(sb, "  memset(d, 0, %lld);\n", (long long)a2 * P->tbp * 4);
+  if (w == 16) {
+    sb_puts(sb, "  const __m512i gi = _mm512_setr_epi32(");
+    for (int l = 0; l < 16; l++) sb_printf(sb, "%s%d", l ? ", " : "", l * m);
+    sb_puts(sb, ");\n");
+  }
+  sb_puts(sb, "  for (int64_t ci = c0; ci < c1; ci++) {\n");
+  sb_printf(sb, "    const float *restrict sx = xin + (q * %lld + ci) * %lld;\n", c, (long long)(C->h * C->w));
+  /* padded column X = iw + PL goes to phase X mod m, column X / m */
+  sb_printf(sb, "    for (int64_t ih = 0; ih < %lld; ih++) {\n", (long long)C->h);
+  sb_printf(sb, "      float *restrict dr = xp + (ih + %lld) * %lld;\n", (long long)C->pt, rl);
+  sb_printf(sb, "      const float *restrict sr = sx + ih * %lld;\n", (long long)C->w);
+  for (long long f = 0; f < m; f++) {
+    /* input columns iw = j * m + f - PL, j in [j0, j1] */
+    long long pl = C->pl, j0 = pl - f > 0 ? (pl - f + m - 1) / m : 0, j1 = (C->w - 1 + pl - f) / m;
+    if (C->w - 1 + pl - f < 0 || j0 > j1) continue;
+    if (w == 16) {
+      /* AVX-512: 16 columns at a time, a masked gather of stride m */
+      sb_printf(sb, "      for (int64_t j = %lld; j <= %lld; j += 16) {\n", j0, j1);
+      sb_printf(sb, "        const __mmask16 km = %lld - j >= 16 ? 0xffff : (__mmask16)((1u << (%lld - j)) - 1);\n",
+                j1 + 1, j1 + 1);
+      sb_printf(sb,
+                "        _mm512_mask_storeu_ps(dr + %lld + j, km, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), km, "
+                "gi, sr + j * %d - %lld, 4));\n",
+                f * (long long)P->pwd, m, pl - f);
+      sb_puts(sb, "      }\n");
+    } else {
+      sb_printf(sb, "      for (int64_t j = %lld; j <= %lld; j++) dr[%lld + j] = sr[j * %d - %lld];\n", j0, j1,
+                f * (long long)P->pwd, m, pl - f);
+    }
+  }
+  sb_puts(sb, "    }\n");
+  sb_printf(sb, "    for (int64_t bk = 0; bk < %lld; bk++) {\n", (long long)P->nrb);
+  put_rows(sb, 6, P);
+  sb_puts(sb, "      const int64_t tr = (tb + MR - 1) / MR * MR;\n");
+  sb_printf(sb, "      float *restrict vb = vq + bk * %lld;\n", (long long)P->vblk);
   /* window element (r, e) of the tiles of a row: consecutive floats of
   ** phase e mod m of padded row th * m + r, from column e / m on */
-  sb_puts(sb, "    for (int64_t th = r0; th < r1; th++) {\n");
-  sb_printf(sb, "      const float *restrict s = xc + th * %lld;\n", m * rl);
-  sb_printf(sb, "      float *restrict dt = d + (th - r0) * %lld;\n", tw);
+  sb_puts(sb, "      for (int64_t th = r0; th < r1; th++) {\n");
+  sb_printf(sb, "        const float *restrict s = xp + th * %lld;\n", m * rl);
+  sb_printf(sb, "        float *restrict dt = d + (th - r0) * %lld;\n", tw);
   for (int r = 0; r < a; r++)
     for (int e = 0; e < a; e++)
-      sb_printf(sb, "      memcpy(dt + %d * TBP, s + %lld, %lld);\n", r * a + e,
+      sb_printf(sb, "        memcpy(dt + %d * TBP, s + %lld, %lld);\n", r * a + e,
                 (long long)(r * rl + e % m * P->pwd + e / m), tw * 4);
-  sb_puts(sb, "    }\n");
-  sb_printf(sb, "    for (int64_t t = 0; t < tb + MR - 1; t += %d) {\n", w);
+  sb_puts(sb, "      }\n");
+  /* B^T d B on W tiles at a time, up to the rows the micro-kernel reads */
+  sb_printf(sb, "      for (int64_t t = 0; t < tr; t += %d) {\n", w);
   /* stage 1: e_i_u = sum_r BT[i][r] d[r][u], one column u at a time */
   for (int uu = 0; uu < a; uu++) {
     for (int r = 0; r < a; r++) {
       char p[64], dst[32];
       snprintf(p, sizeof p, "d + %d * TBP + t", r * a + uu);
       snprintf(dst, sizeof dst, "d%d_%d", r, uu);
-      sb_puts(sb, "      const ");
-      vop(sb, i, name, GV_TYPE, NULL, NULL);
-      sb_printf(sb, " %s = ", dst);
-      vop(sb, i, name, GV_LOAD, p, NULL);
-      sb_puts(sb, ";\n");
+      put_load(sb, i, name, 8, dst, p);
     }
     for (int ii = 0; ii < a; ii++) {
       char dst[32], fmt[32];
       snprintf(dst, sizeof dst, "e%d_%d", ii, uu);
       snprintf(fmt, sizeof fmt, "d%%d_%d", uu);
-      put_comb(sb, i, name, 6, dst, T->bt + ii * a, a, fmt);
+      put_comb(sb, i, name, 8, dst, T->bt + ii * a, a, fmt);
     }
   }
   /* stage 2: v_i_j = sum_u BT[j][u] e_i_u, stored to V[i * a + j][ci] */
@@ -291,47 +381,68 @@ static void put_block(StrBuf *sb, int i, const char *name, const Conv *C, const 
       char dst[32], fmt[32], p[80];
       snprintf(dst, sizeof dst, "v%d_%d", ii, jj);
       snprintf(fmt, sizeof fmt, "e%d_%%d", ii);
-      put_comb(sb, i, name, 6, dst, T->bt + jj * a, a, fmt);
-      snprintf(p, sizeof p, "v + (%lld + ci) * TBP + t", (long long)(ii * a + jj) * c);
-      sb_puts(sb, "      ");
+      put_comb(sb, i, name, 8, dst, T->bt + jj * a, a, fmt);
+      snprintf(p, sizeof p, "vb + (%lld + ci) * TBP + t", (long long)(ii * a + jj) * c);
+      sb_puts(sb, "        ");
       vop(sb, i, name, GV_STORE, p, dst);
       sb_puts(sb, ";\n");
     }
-  sb_puts(sb, "    }\n  }\n");
-  /* 2. the GEMMs M[p] = V[p]^T U[p], tiles as A (rows TBP apart per input
-  ** channel), U's 32-wide panels as B */
-  sb_printf(sb, "  const int64_t mc = tb, nc = k1;\n");
+  sb_puts(sb, "      }\n    }\n  }\n}\n");
+}
+
+/* Phase 2: block bk of tile rows of image q, filters [k0, k1) (one
+** 32-wide panel of U): the alpha^2 GEMMs from the block's V into M
+** (the thread's scratch mb, float[alpha^2][TBP][32]), A^T m A scattered
+** into the output planes, the epilogue on the block's pixels. */
+static void put_block(StrBuf *sb, int i, const char *name, const Conv *C, const Plan *P) {
+  int w, mr_isa, nr;
+  gemm_isa_tile(i, &w, &mr_isa, &nr);
+  int mr = pick_mr(i, P->tb);
+  const Wino *T = &P->T;
+  int m = T->m, a = T->a, a2 = a * a;
+  long long c = C->c, k = C->oc, tw = P->tw, tbp = P->tbp, np = C->np, ow = C->ow, oh = C->oh;
+  put_target(sb, i);
+  sb_printf(sb,
+            "static void %s_%s(rlyrt_object *const *args, float *restrict o, const float *restrict vq, "
+            "float *restrict mb, int64_t q, int64_t bk, int64_t k0, int64_t k1) {\n",
+            name, lower_isa_suffix(i));
+  sb_printf(sb, "  enum { MR = %d, NR = %d, KC = %d, PW = %d, TBP = %lld };\n", mr, nr, KC, PW, tbp);
+  sb_printf(sb, "  const float *restrict u = (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", C->pw);
+  if (C->epilogue) ew_put_pointers(sb, &C->ew, 2);
+  put_rows(sb, 2, P);
+  sb_printf(sb, "  const float *restrict vb = vq + bk * %lld;\n", (long long)P->vblk);
+  sb_printf(sb, "  float *restrict cq = o + q * %lld;\n", k * np);
+  sb_puts(sb, "  const int64_t mc = tb, nc = k1 - k0;\n");
+  /* a ragged last panel: M's columns past it are read (lanes dropped) */
+  if (k % PW) sb_printf(sb, "  if (nc < PW) memset(mb, 0, %lld);\n", (long long)a2 * tbp * PW * 4);
+  /* 1. the GEMMs M[p] = V[p]^T U[p], tiles as A (rows TBP apart per input
+  ** channel), U's panel as B */
   sb_printf(sb, "  for (int64_t pt = 0; pt < %d; pt++) {\n", a2);
-  sb_printf(sb, "    const float *restrict up = u + pt * %lld, *restrict vp = v + pt * %lld;\n", P->kp * c * PW,
-            c * tbp);
-  sb_printf(sb, "    float *restrict mp = mb + pt * %lld;\n", tbp * k);
+  sb_printf(sb, "    const float *restrict up = u + pt * %lld + k0 / PW * %lld, *restrict vp = vb + pt * %lld;\n",
+            P->kp * c * PW, c * PW, c * tbp);
+  sb_printf(sb, "    float *restrict mp = mb + pt * %lld;\n", tbp * PW);
   sb_printf(sb, "    for (int64_t pc = 0; pc < %lld; pc += KC) {\n", c);
   sb_printf(sb, "      const int64_t kc = %lld - pc < KC ? %lld - pc : KC;\n", c, c);
-  sb_puts(sb, "      for (int64_t jr = k0; jr < nc; jr += NR)\n");
+  sb_puts(sb, "      for (int64_t jr = 0; jr < nc; jr += NR)\n");
   sb_puts(sb, "        for (int64_t ir = 0; ir < mc; ir += MR) {\n");
-  sb_printf(sb, "          const float *restrict pa = vp + pc * TBP + ir, *restrict pb = up + jr / PW * %lld + pc * PW + "
-                "jr %% PW;\n", c * PW);
-  sb_printf(sb, "          float *restrict ct = mp + ir * %lld + jr;\n", k);
-  gemm_put_tile(sb, i, name, 10, "TBP", "PW", C->oc);
+  sb_puts(sb, "          const float *restrict pa = vp + pc * TBP + ir, *restrict pb = up + pc * PW + jr;\n");
+  sb_puts(sb, "          float *restrict ct = mp + ir * PW + jr;\n");
+  gemm_put_tile_rows(sb, i, name, 10, mr, "TBP", "PW", PW);
   sb_puts(sb, "        }\n    }\n  }\n");
-  /* 3. A^T m A on W filters at a time, scattered into the planes */
+  /* 2. A^T m A on W filters at a time, scattered into the planes */
   sb_puts(sb, "  for (int64_t t = 0; t < tb; t++) {\n");
   sb_printf(sb, "    const int64_t y0 = (r0 + t / %lld) * %d, x0 = t %% %lld * %d;\n", tw, m, tw, m);
   sb_printf(sb, "    const int64_t hn = %lld - y0 < %d ? %lld - y0 : %d, wn = %lld - x0 < %d ? %lld - x0 : %d;\n", oh, m,
             oh, m, ow, m, ow, m);
-  sb_printf(sb, "    float *restrict ot = cq + y0 * %lld + x0;\n", ow);
-  sb_printf(sb, "    for (int64_t kk = k0; kk < k1; kk += %d) {\n", w);
+  sb_printf(sb, "    float *restrict ot = cq + k0 * %lld + y0 * %lld + x0;\n", np, ow);
+  sb_printf(sb, "    for (int64_t kk = 0; kk < nc; kk += %d) {\n", w);
   sb_printf(sb, "      float y[%d][%d];\n", m * m, w);
   for (int uu = 0; uu < a; uu++) {
     for (int r = 0; r < a; r++) {
       char p[80], dst[32];
-      snprintf(p, sizeof p, "mb + (%lld + t) * %lld + kk", (long long)(r * a + uu) * tbp, k);
+      snprintf(p, sizeof p, "mb + (%lld + t) * PW + kk", (long long)(r * a + uu) * tbp);
       snprintf(dst, sizeof dst, "m%d_%d", r, uu);
-      sb_puts(sb, "      const ");
-      vop(sb, i, name, GV_TYPE, NULL, NULL);
-      sb_printf(sb, " %s = ", dst);
-      vop(sb, i, name, GV_LOAD, p, NULL);
-      sb_puts(sb, ";\n");
+      put_load(sb, i, name, 6, dst, p);
     }
     for (int ii = 0; ii < m; ii++) {
       char dst[32], fmt[32];
@@ -342,16 +453,44 @@ static void put_block(StrBuf *sb, int i, const char *name, const Conv *C, const 
   }
   for (int ii = 0; ii < m; ii++)
     for (int jj = 0; jj < m; jj++) {
-      char dst[32], fmt[32], p[32];
+      char dst[32], fmt[32];
       snprintf(dst, sizeof dst, "y%d_%d", ii, jj);
       snprintf(fmt, sizeof fmt, "f%d_%%d", ii);
       put_comb(sb, i, name, 6, dst, T->at + jj * a, a, fmt);
+    }
+  sb_printf(sb, "      const int64_t kn = nc - kk < %d ? nc - kk : %d;\n", w, w);
+  if (w == 16 && m == 4) {
+    /* AVX-512, a whole tile and 16 filters: per row of the tile, its 4
+    ** vectors transposed in each 128-bit lane (filters 4L to 4L + 3), each
+    ** filter's 4 outputs stored at once */
+    sb_puts(sb, "      if (hn == 4 && wn == 4 && kn == 16) {\n");
+    for (int ii = 0; ii < 4; ii++) {
+      sb_puts(sb, "        {\n");
+      sb_printf(sb,
+                "          const __m512 t0 = _mm512_unpacklo_ps(y%d_0, y%d_1), t1 = _mm512_unpackhi_ps(y%d_0, y%d_1);\n",
+                ii, ii, ii, ii);
+      sb_printf(sb,
+                "          const __m512 t2 = _mm512_unpacklo_ps(y%d_2, y%d_3), t3 = _mm512_unpackhi_ps(y%d_2, y%d_3);\n",
+                ii, ii, ii, ii);
+      sb_puts(sb, "          const __m512 s0 = _mm512_shuffle_ps(t0, t2, 0x44), s1 = _mm512_shuffle_ps(t0, t2, 0xee);\n");
+      sb_puts(sb, "          const __m512 s2 = _mm512_shuffle_ps(t1, t3, 0x44), s3 = _mm512_shuffle_ps(t1, t3, 0xee);\n");
+      for (int l = 0; l < 4; l++)
+        for (int q = 0; q < 4; q++)
+          sb_printf(sb, "          _mm_storeu_ps(ot + (kk + %d) * %lld + %lld, _mm512_extractf32x4_ps(s%d, %d));\n",
+                    4 * l + q, np, (long long)ii * ow, q, l);
+      sb_puts(sb, "        }\n");
+    }
+    sb_puts(sb, "        continue;\n      }\n");
+  }
+  for (int ii = 0; ii < m; ii++)
+    for (int jj = 0; jj < m; jj++) {
+      char p[32], dst[32];
+      snprintf(dst, sizeof dst, "y%d_%d", ii, jj);
       snprintf(p, sizeof p, "y[%d]", ii * m + jj);
       sb_puts(sb, "      ");
       vop(sb, i, name, GV_STORE, p, dst);
       sb_puts(sb, ";\n");
     }
-  sb_printf(sb, "      const int64_t kn = k1 - kk < %d ? k1 - kk : %d;\n", w, w);
   /* a whole tile: its m x m stores unrolled */
   sb_printf(sb, "      if (hn == %d && wn == %d) {\n", m, m);
   sb_puts(sb, "        for (int64_t e = 0; e < kn; e++) {\n");
@@ -388,24 +527,36 @@ static void put_ops(StrBuf *sb, const Group *g) {
   }
 }
 
-/* Part i of rlyrt_parallel_for: (image, block of tile rows, block of
-** filters), its slot's scratch. */
-static void put_task(StrBuf *sb, const char *name, const Conv *C, const Plan *P) {
+/* The items of the two rlyrt_parallel_for calls: phase 1's (image, range
+** of cs input channels), phase 2's (image, block of tile rows, panel of
+** 32 filters); each on its slot's scratch. */
+static void put_tasks(StrBuf *sb, const char *name, const Conv *C, const Plan *P) {
   sb_printf(sb,
-            "typedef struct %s_job {\n  rlyrt_object *const *args;\n  float *o, *xq, *ws;\n  int64_t kstep, kp;\n"
-            "} %s_job;\n",
+            "typedef struct %s_job {\n  rlyrt_object *const *args;\n  const float *xin;\n  float *o, *v, *ws;\n"
+            "  int64_t cs, ncr, q0;\n} %s_job;\n",
             name, name);
+  sb_printf(sb, "static void %s_in_task(void *ctx, int64_t i, int32_t slot) {\n", name);
+  sb_printf(sb, "  const %s_job *J = (const %s_job *)ctx;\n", name, name);
+  sb_printf(sb, "  const float *xin = J->xin;\n  float *ws = J->ws + slot * %lld;\n", (long long)P->slot);
+  sb_printf(sb, "  const int64_t q = J->q0 + i / J->ncr, c0 = i %% J->ncr * J->cs, c1 = c0 + J->cs < %lld ? c0 + J->cs : %lld;\n",
+            (long long)C->c, (long long)C->c);
+  sb_printf(sb, "  float *vq = J->v + i / J->ncr * %lld;\n", (long long)(P->nrb * P->vblk));
+  StrBuf fn = {0};
+  sb_printf(&fn, "%s_in", name);
+  lower_put_isa_call(sb, sb_str(&fn), "xin, vq, ws, q, c0, c1");
+  sb_free(&fn);
+  sb_puts(sb, "}\n");
   sb_printf(sb, "static void %s_task(void *ctx, int64_t i, int32_t slot) {\n", name);
   sb_printf(sb, "  const %s_job *J = (const %s_job *)ctx;\n", name, name);
-  sb_printf(sb, "  rlyrt_object *const *args = J->args;\n  float *o = J->o, *xq = J->xq, *ws = J->ws + slot * %lld;\n",
+  sb_printf(sb, "  rlyrt_object *const *args = J->args;\n  float *o = J->o, *mb = J->ws + slot * %lld;\n",
             (long long)P->slot);
-  sb_printf(sb, "  const int64_t kb = i %% J->kp, rb = i / J->kp %% %lld, q = i / J->kp / %lld;\n", (long long)P->nrb,
-            (long long)P->nrb);
-  sb_printf(sb, "  const int64_t r0 = rb * %lld, r1 = r0 + %lld < %lld ? r0 + %lld : %lld;\n", (long long)P->rb,
-            (long long)P->rb, (long long)P->th, (long long)P->rb, (long long)P->th);
-  sb_printf(sb, "  const int64_t k0 = kb * J->kstep, k1 = k0 + J->kstep < %lld ? k0 + J->kstep : %lld;\n",
-            (long long)C->oc, (long long)C->oc);
-  lower_put_isa_call(sb, name, "args, o, xq, ws, q, r0, r1, k0, k1");
+  sb_printf(sb, "  const int64_t kb = i %% %lld, bk = i / %lld %% %lld, q = J->q0 + i / %lld;\n", (long long)P->kp,
+            (long long)P->kp, (long long)P->nrb, (long long)(P->kp * P->nrb));
+  sb_printf(sb, "  const float *vq = J->v + i / %lld * %lld;\n", (long long)(P->kp * P->nrb),
+            (long long)(P->nrb * P->vblk));
+  sb_printf(sb, "  const int64_t k0 = kb * %d, k1 = k0 + %d < %lld ? k0 + %d : %lld;\n", PW, PW, (long long)C->oc, PW,
+            (long long)C->oc);
+  lower_put_isa_call(sb, name, "args, o, vq, mb, q, bk, k0, k1");
   sb_puts(sb, "}\n");
 }
 
@@ -426,10 +577,11 @@ void wino_put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *wh
   if (C->epilogue) gemm_put_epilogue_fn(sb, name, &C->ew, C->l_sq, C->l_si, C->l_sj, C->np);
   for (int i = 0; i < lower_isa_count(); i++) {
     lower_put_isa_if(sb, i);
+    put_input(sb, i, name, C, &P);
     put_block(sb, i, name, C, &P);
     sb_puts(sb, "#endif\n");
   }
-  put_task(sb, name, C, &P);
+  put_tasks(sb, name, C, &P);
   sb_printf(sb, "static rlyrt_status %s(rlyrt_object *const *args, rlyrt_object **out) {\n", name);
   sb_puts(sb, "  static const int64_t shape[4] = {");
   for (int d = 0; d < 4; d++) sb_printf(sb, "%s%lld", d ? ", " : "", (long long)res->u.tensor.shape[d]);
@@ -442,49 +594,35 @@ void wino_put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *wh
   /* the work counted as the direct convolution's */
   bool par = lower_par_worth(2.0 * (double)C->n * (double)k * (double)C->np * (double)c * 9, LOWER_PAR_MIN_FLOPS);
   sb_puts(sb, par ? "  const int32_t nt = RLYRT_KERNEL_THREADS;\n" : "  const int32_t nt = 1;\n");
-  /* the scratch: the zero-bordered input (shared), then nt slots */
-  long long plane = P.hq * P.rl, shared = (nimg * c * plane + 15) / 16 * 16;
-  sb_printf(sb, "  const size_t bytes = %lld + (size_t)nt * %lld;\n", shared * 4, (long long)P.slot * 4);
-  sb_puts(sb, "  float *xq = (float *)rlyrt_alloc(bytes, 64);\n");
-  sb_puts(sb, "  if (!xq) {\n    if (!*out) rlyrt_release(&t->obj);\n    return rlyrt_error_at(RLYRT_E_NOMEM, ");
+  /* the scratch: the V of a group of gi images (shared; at most VCAP
+  ** floats unless one image needs more), then nt slots */
+  long long per = P.nrb * P.vblk, gi = VCAP / per;
+  if (gi < 1) gi = 1;
+  if (gi > nimg) gi = nimg;
+  long long vall = gi * per;
+  sb_printf(sb, "  const size_t bytes = %lld + (size_t)nt * %lld;\n", vall * 4, (long long)P.slot * 4);
+  sb_puts(sb, "  float *v = (float *)rlyrt_alloc(bytes, 64);\n");
+  sb_puts(sb, "  if (!v) {\n    if (!*out) rlyrt_release(&t->obj);\n    return rlyrt_error_at(RLYRT_E_NOMEM, ");
   lower_put_cstring(sb, where ? where : "");
   sb_puts(sb, ");\n  }\n");
-  sb_printf(sb, "  memset(xq, 0, %lld);\n", shared * 4);
-  sb_printf(sb, "  float *ws = xq + %lld, *o = (float *)t->dl.data;\n", shared);
-  sb_printf(sb, "  const float *restrict xin = (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", C->px);
-  /* padded column X = iw + PL goes to phase X mod m, column X / m */
-  sb_printf(sb, "  for (int64_t p = 0; p < %lld; p++)\n", nimg * c);
-  sb_printf(sb, "    for (int64_t ih = 0; ih < %lld; ih++) {\n", (long long)C->h);
-  sb_printf(sb, "      float *restrict dr = xq + p * %lld + (ih + %lld) * %lld;\n", plane, (long long)C->pt,
-            (long long)P.rl);
-  sb_printf(sb, "      const float *restrict sr = xin + (p * %lld + ih) * %lld;\n", (long long)C->h, (long long)C->w);
-  for (long long f = 0; f < m; f++) {
-    /* input columns iw = j * m + f - PL, j in [j0, j1] */
-    long long pl = C->pl, j0 = pl - f > 0 ? (pl - f + m - 1) / m : 0, j1 = (C->w - 1 + pl - f) / m;
-    if (C->w - 1 + pl - f < 0 || j0 > j1) continue;
-    sb_printf(sb, "      for (int64_t j = %lld; j <= %lld; j++) dr[%lld + j] = sr[j * %lld - %lld];\n", j0, j1,
-              f * (long long)P.pwd, m, pl - f);
+  sb_printf(sb, "  %s_job J = {args, (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data, (float *)t->dl.data, v, v + %lld, "
+                "0, 0, 0};\n",
+            name, C->px, vall);
+  /* phase 1: about 4 items per thread, ranges of input channels */
+  sb_printf(sb, "  J.ncr = (4 * (int64_t)nt + %lld - 1) / %lld;\n", gi, gi);
+  sb_printf(sb, "  if (J.ncr > %lld) J.ncr = %lld;\n", c, c);
+  sb_printf(sb, "  J.cs = (%lld + J.ncr - 1) / J.ncr;\n", c);
+  sb_printf(sb, "  J.ncr = (%lld + J.cs - 1) / J.cs;\n", c);
+  if (gi == nimg) {
+    sb_printf(sb, "  rlyrt_parallel_for(nt, %lld * J.ncr, %s_in_task, &J);\n", nimg, name);
+    sb_printf(sb, "  rlyrt_parallel_for(nt, %lld, %s_task, &J);\n", nimg * P.nrb * P.kp, name);
+  } else {
+    sb_printf(sb, "  for (; J.q0 < %lld; J.q0 += %lld) {\n", nimg, gi);
+    sb_printf(sb, "    const int64_t gn = %lld - J.q0 < %lld ? %lld - J.q0 : %lld;\n", nimg, gi, nimg, gi);
+    sb_printf(sb, "    rlyrt_parallel_for(nt, gn * J.ncr, %s_in_task, &J);\n", name);
+    sb_printf(sb, "    rlyrt_parallel_for(nt, gn * %lld, %s_task, &J);\n", (long long)(P.nrb * P.kp), name);
+    sb_puts(sb, "  }\n");
   }
-  sb_puts(sb, "    }\n");
-  long long nb = nimg * P.nrb;
-  sb_puts(sb, "  if (nt > 1) {\n");
-  /* blocks of 32-filter panels when the images' blocks of tile rows are
-  ** fewer than two per thread */
-  sb_printf(sb, "    int64_t kb = (2 * nt + %lld - 1) / %lld;\n", nb, nb);
-  sb_printf(sb, "    if (kb > %lld) kb = %lld;\n", (long long)P.kp, (long long)P.kp);
-  sb_printf(sb, "    %s_job J = {args, o, xq, ws, (%lld + kb - 1) / kb * %d, 0};\n", name, (long long)P.kp, PW);
-  sb_printf(sb, "    J.kp = (%lld + J.kstep - 1) / J.kstep;\n", k);
-  sb_printf(sb, "    rlyrt_parallel_for(nt, %lld * J.kp, %s_task, &J);\n", nb, name);
-  sb_puts(sb, "  } else {\n");
-  sb_printf(sb, "    for (int64_t q = 0; q < %lld; q++)\n", nimg);
-  sb_printf(sb, "      for (int64_t rb = 0; rb < %lld; rb++) {\n", (long long)P.nrb);
-  sb_printf(sb, "        const int64_t r0 = rb * %lld, r1 = r0 + %lld < %lld ? r0 + %lld : %lld, k0 = 0, k1 = %lld;\n",
-            (long long)P.rb, (long long)P.rb, (long long)P.th, (long long)P.rb, (long long)P.th, k);
-  StrBuf call = {0};
-  lower_put_isa_call(&call, name, "args, o, xq, ws, q, r0, r1, k0, k1");
-  sb_puts(sb, sb_str(&call));
-  sb_free(&call);
-  sb_puts(sb, "      }\n  }\n");
-  sb_puts(sb, "  rlyrt_free(xq);\n");
+  sb_puts(sb, "  rlyrt_free(v);\n");
   sb_puts(sb, "  *out = &t->obj;\n  return RLYRT_OK;\n}\n");
 }
