@@ -103,10 +103,11 @@ void lower_put_isa_preamble(StrBuf *sb) {
               "#define RLYRT_ISA_MIN 0\n"
               "#endif\n"
               "#endif\n"
-              /* for ISA versions whose loops read at a stride (a pool's
-              ** taps, a plane split by phase): GCC's -O2 cost model leaves
-              ** those scalar, its dynamic one vectorizes them; Clang's -O2
-              ** does without being asked */
+              /* for ISA versions with loops that GCC's -O2 cost model
+              ** ("very cheap") leaves scalar: reads at a stride (a pool's
+              ** taps, a plane split by phase), an epilogue's nest with
+              ** bounds known at run time only. Its dynamic model
+              ** vectorizes them; Clang's -O2 does without being asked */
               "#ifndef RLYRT_VEC_STRIDED\n"
               "#if defined(__GNUC__) && !defined(__clang__)\n"
               "#define RLYRT_VEC_STRIDED __attribute__((optimize(\"-fvect-cost-model=dynamic\")))\n"
@@ -428,13 +429,15 @@ static void put_pointers(StrBuf *sb, const Gemm *G) {
   ew_put_pointers(sb, &G->ew, 2);
 }
 
-/* The target attribute of isa's functions ("" for the portable one). */
+/* The attributes of isa's functions ("" for the portable one): the
+** target, and GCC's dynamic vectorizer cost model, without which -O2
+** leaves the epilogue's loops (gemm_put_epilogue_fn, inlined) scalar. */
 static void put_target(StrBuf *sb, const Isa *isa) {
-  if (isa->target) sb_printf(sb, "__attribute__((target(\"%s\"))) ", isa->target);
+  if (isa->target) sb_printf(sb, "__attribute__((target(\"%s\"))) RLYRT_VEC_STRIDED ", isa->target);
 }
 
 static void put_fn_head(StrBuf *sb, const Isa *isa, const char *name, bool buffers, bool prepacked) {
-  if (isa->target) sb_printf(sb, "__attribute__((target(\"%s\"))) ", isa->target);
+  put_target(sb, isa);
   sb_printf(sb, "static void %s_%s(rlyrt_object *const *args, float *restrict o%s) {\n", name, isa->suffix,
             !buffers ? "" : prepacked ? ", float *restrict ap" : ", float *restrict ap, float *restrict bp");
 }

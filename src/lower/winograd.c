@@ -270,8 +270,10 @@ static void put_comb(StrBuf *sb, int i, const char *name, int ind, const char *d
   sb_puts(sb, ";\n");
 }
 
+/* The ISA version's attributes: its target, and GCC's dynamic vectorizer
+** cost model (the epilogue's loops: -O2's leaves them scalar). */
 static void put_target(StrBuf *sb, int i) {
-  if (lower_isa_target(i)) sb_printf(sb, "__attribute__((target(\"%s\"))) ", lower_isa_target(i));
+  if (lower_isa_target(i)) sb_printf(sb, "__attribute__((target(\"%s\"))) RLYRT_VEC_STRIDED ", lower_isa_target(i));
 }
 
 
