@@ -495,6 +495,20 @@ static void put_pack_copy(StrBuf *sb, const Conv *C, int ind, const char *ix, co
   }
 }
 
+/* A KC block of the pixels (pc, kc, jc in scope) into the wd-wide panels
+** of buf, buf[panel][l][e], the panel of pixel ix at ix * kc (unless sp:
+** then they were packed before). */
+static void put_pack_block(StrBuf *sb, const Conv *C, const char *buf, const char *ix, const char *lim,
+                           const char *wd) {
+  sb_puts(sb, "          if (!sp) {\n");
+  sb_puts(sb, "            for (int64_t l = 0; l < kc; l++) {\n");
+  put_pack_src(sb, C, 14, "pc + l");
+  sb_printf(sb, "              for (int64_t %s = 0; %s < %s; %s += %s) {\n", ix, ix, lim, ix, wd);
+  sb_printf(sb, "                float *restrict d = %s + %s * kc + l * %s;\n", buf, ix, wd);
+  put_pack_copy(sb, C, 16, ix, lim, wd);
+  sb_puts(sb, "              }\n            }\n          }\n");
+}
+
 /* The GEMM per batch and group: C[oc, pixel] += W[oc, l] B[l, pixel] over
 ** the reduction l = (ci, kh, kw). B: per KC block, the block of pixels
 ** packed here into PW-wide panels, bp[panel][l][col] (PW = NR_MAX: every
@@ -531,13 +545,7 @@ static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
   sb_printf(sb, "        for (int64_t pc = 0; pc < %lld; pc += KC) {\n", k);
   sb_printf(sb, "          const int64_t kc = %lld - pc < KC ? %lld - pc : KC;\n", k, k);
   /* B's block into PW-wide panels: bp[panel][l][col] */
-  sb_puts(sb, "          if (!sp) {\n");
-  sb_puts(sb, "            for (int64_t l = 0; l < kc; l++) {\n");
-  put_pack_src(sb, C, 14, "pc + l");
-  sb_puts(sb, "              for (int64_t jr = 0; jr < nc; jr += PW) {\n");
-  sb_puts(sb, "                float *restrict d = bp + jr * kc + l * PW;\n");
-  put_pack_copy(sb, C, 16, "jr", "nc", "PW");
-  sb_puts(sb, "              }\n            }\n          }\n");
+  put_pack_block(sb, C, "bp", "jr", "nc", "PW");
   sb_puts(sb, "          for (int64_t ic = i0; ic < i1; ic += MC) {\n");
   sb_puts(sb, "            const int64_t mc = i1 - ic < MC ? i1 - ic : MC;\n");
   if (!C->prepacked) { /* A's block into MR-high panels: ap[panel][l][row] */
@@ -619,13 +627,7 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
   sb_printf(sb, "        for (int64_t pc = 0; pc < %lld; pc += KC) {\n", k);
   sb_printf(sb, "          const int64_t kc = %lld - pc < KC ? %lld - pc : KC;\n", k, k);
   /* the pixels' block into MR-wide panels: ap[panel][l][r] */
-  sb_puts(sb, "          if (!sp) {\n");
-  sb_puts(sb, "            for (int64_t l = 0; l < kc; l++) {\n");
-  put_pack_src(sb, C, 14, "pc + l");
-  sb_puts(sb, "              for (int64_t ir = 0; ir < mc; ir += MR) {\n");
-  sb_puts(sb, "                float *restrict d = ap + ir * kc + l * MR;\n");
-  put_pack_copy(sb, C, 16, "ir", "mc", "MR");
-  sb_puts(sb, "              }\n            }\n          }\n");
+  put_pack_block(sb, C, "ap", "ir", "mc", "MR");
   /* blocks of NC filters (the tiles' columns) */
   sb_puts(sb, "          for (int64_t ic = i0; ic < i1; ic += NC) {\n");
   sb_puts(sb, "            const int64_t nc = i1 - ic < NC ? i1 - ic : NC;\n");
