@@ -17,8 +17,9 @@
 ** its job off the queue (no worker joins after that) and waits for the
 ** workers still inside it: spinning for up to WAIT_NS (a worker's last
 ** item usually ends within microseconds, and a sleep and wake-up would
-** cost tens of them on every kernel), then on a condition variable. So a call never waits for a worker to start:
-** when every worker is busy with other callers' jobs, the caller runs all
+** cost tens of them on every kernel), then on a condition variable. So a
+** call never waits for a worker to start: when every worker is busy with
+** other callers' jobs, the caller runs all
 ** its items itself. Concurrent callers share the workers; a call made from
 ** inside an item (nested) runs inline, on its caller. Each thread of a job
 ** gets a slot, 0 for the caller and 1, 2, ... for the workers in the order

@@ -277,10 +277,6 @@ static bool analyse(const Group *g, int anchor, Conv *C, const bool *is_const) {
 
 /* {==== Text ====} */
 
-static void put_target(StrBuf *sb, int i) {
-  if (lower_isa_target(i)) sb_printf(sb, "__attribute__((target(\"%s\"))) RLYRT_VEC_STRIDED ", lower_isa_target(i));
-}
-
 static void put_pointers(StrBuf *sb, const Conv *C) {
   /* xin: x is the micro-kernel's broadcast */
   sb_printf(sb, "  const float *restrict xin = (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", C->px);
@@ -387,7 +383,7 @@ static void put_dw(StrBuf *sb, int i, const char *name, const Conv *C) {
   gemm_isa_tile(i, &w, &mr, &nr);
   Vops V = {i, name};
   long long np = C->np;
-  put_target(sb, i);
+  lower_put_isa_attrs(sb, i);
   sb_printf(sb, "static void %s_%s(rlyrt_object *const *args, float *restrict o, float *restrict xp, int64_t p0, "
                 "int64_t p1) {\n", name, lower_isa_suffix(i));
   put_pointers(sb, C);
@@ -518,7 +514,7 @@ static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
   int w, mr, nr;
   gemm_isa_tile(i, &w, &mr, &nr);
   long long m = C->m, k = C->k, np = C->np, hw = C->hp * C->rl, panels = (C->m + PA - 1) / PA;
-  put_target(sb, i);
+  lower_put_isa_attrs(sb, i);
   sb_printf(sb,
             "static void %s_%s(rlyrt_object *const *args, float *restrict o, float *restrict ap, float *restrict bp, "
             "const float *restrict xp, int32_t *restrict tab, const float *restrict sp, int64_t q, int64_t g, "
@@ -600,7 +596,7 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
   int w, mr, nr;
   gemm_isa_tile(i, &w, &mr, &nr);
   long long m = C->m, k = C->k, np = C->np, hw = C->hp * C->rl, ldt = (C->m + 15) / 16 * 16;
-  put_target(sb, i);
+  lower_put_isa_attrs(sb, i);
   sb_printf(sb,
             "static void %s_%s(rlyrt_object *const *args, float *restrict o, float *restrict ap, float *restrict bp, "
             "const float *restrict xp, int32_t *restrict tab, float *restrict ct0, const float *restrict sp, "

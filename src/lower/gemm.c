@@ -126,6 +126,10 @@ void gemm_isa_tile(int i, int *w, int *mr, int *nr) {
   *nr = isas[i].nr;
 }
 
+void lower_put_isa_attrs(StrBuf *sb, int i) {
+  if (isas[i].target) sb_printf(sb, "__attribute__((target(\"%s\"))) RLYRT_VEC_STRIDED ", isas[i].target);
+}
+
 void lower_put_isa_if(StrBuf *sb, int i) {
   const Isa *isa = &isas[i];
   if (isa->target)
@@ -432,9 +436,7 @@ static void put_pointers(StrBuf *sb, const Gemm *G) {
 /* The attributes of isa's functions ("" for the portable one): the
 ** target, and GCC's dynamic vectorizer cost model, without which -O2
 ** leaves the epilogue's loops (gemm_put_epilogue_fn, inlined) scalar. */
-static void put_target(StrBuf *sb, const Isa *isa) {
-  if (isa->target) sb_printf(sb, "__attribute__((target(\"%s\"))) RLYRT_VEC_STRIDED ", isa->target);
-}
+static void put_target(StrBuf *sb, const Isa *isa) { lower_put_isa_attrs(sb, (int)(isa - isas)); }
 
 static void put_fn_head(StrBuf *sb, const Isa *isa, const char *name, bool buffers, bool prepacked) {
   put_target(sb, isa);

@@ -219,6 +219,10 @@ int lower_isa_count(void);
 const char *lower_isa_suffix(int i);
 const char *lower_isa_target(int i);
 void lower_put_isa_if(StrBuf *sb, int i);
+/* The attributes of ISA version i's functions: its target and
+** RLYRT_VEC_STRIDED (GCC's dynamic vectorizer cost model; see the
+** preamble); nothing for the portable version. */
+void lower_put_isa_attrs(StrBuf *sb, int i);
 void lower_put_isa_call(StrBuf *sb, const char *fn, const char *args);
 /* Pieces of the packed GEMM that conv.c's loop nests share (gemm.c). The
 ** lanes W and register tile MR x NR of ISA version i. */

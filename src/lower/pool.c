@@ -149,7 +149,7 @@ static void put_kernel(StrBuf *sb, const char *name, const Group *g, const Pool 
   lower_put_isa_preamble(sb);
   for (int i = 0; i < lower_isa_count(); i++) {
     lower_put_isa_if(sb, i);
-    if (lower_isa_target(i)) sb_printf(sb, "__attribute__((target(\"%s\"))) RLYRT_VEC_STRIDED ", lower_isa_target(i));
+    lower_put_isa_attrs(sb, i);
     sb_printf(sb, "static void %s_planes_%s(const float *restrict x, float *restrict o, int64_t p0, int64_t p1) {\n",
               name, lower_isa_suffix(i));
     put_planes(sb, P);

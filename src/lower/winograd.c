@@ -270,12 +270,6 @@ static void put_comb(StrBuf *sb, int i, const char *name, int ind, const char *d
   sb_puts(sb, ";\n");
 }
 
-/* The ISA version's attributes: its target, and GCC's dynamic vectorizer
-** cost model (the epilogue's loops: -O2's leaves them scalar). */
-static void put_target(StrBuf *sb, int i) {
-  if (lower_isa_target(i)) sb_printf(sb, "__attribute__((target(\"%s\"))) RLYRT_VEC_STRIDED ", lower_isa_target(i));
-}
-
 
 /* The vector `const VT dst = LOAD(p);`. */
 static void put_load(StrBuf *sb, int i, const char *name, int ind, const char *dst, const char *p) {
@@ -303,7 +297,7 @@ static void put_input(StrBuf *sb, int i, const char *name, const Conv *C, const 
   const Wino *T = &P->T;
   int m = T->m, a = T->a, a2 = a * a;
   long long c = C->c, tw = P->tw, rl = P->rl;
-  put_target(sb, i);
+  lower_put_isa_attrs(sb, i);
   sb_printf(sb,
             "static void %s_in_%s(const float *restrict xin, float *restrict vq, float *restrict ws, int64_t q, "
             "int64_t c0, int64_t c1) {\n",
@@ -403,7 +397,7 @@ static void put_block(StrBuf *sb, int i, const char *name, const Conv *C, const 
   const Wino *T = &P->T;
   int m = T->m, a = T->a, a2 = a * a;
   long long c = C->c, k = C->oc, tw = P->tw, tbp = P->tbp, np = C->np, ow = C->ow, oh = C->oh;
-  put_target(sb, i);
+  lower_put_isa_attrs(sb, i);
   sb_printf(sb,
             "static void %s_%s(rlyrt_object *const *args, float *restrict o, const float *restrict vq, "
             "float *restrict mb, int64_t q, int64_t bk, int64_t k0, int64_t k1) {\n",
