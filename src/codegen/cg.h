@@ -73,6 +73,16 @@ typedef struct CgPacked {
   int k;
 } CgPacked;
 
+/* Texts by content: open addressing by hash over texts (slot: 1 + index,
+** 0 empty; nslots a power of two, at least twice the texts); value[i]: what
+** text i stands for. */
+typedef struct TextTable {
+  Vec(char *) texts;
+  Vec(int) value;
+  int *slots;
+  size_t nslots;
+} TextTable;
+
 typedef struct Cg {
   Module *m;
   const CodegenOptions *o;
@@ -85,9 +95,8 @@ typedef struct Cg {
   StrBuf kdecls, protos, consts, kernels, checkers, code, info;
   Vec(const ConstData *) constdata;
   Vec(CgPacked) packed;     /* in the module's arena (AVEC_PUSH): nothing to free */
-  Vec(char *) kernel_texts; /* kernel i as made with the placeholder name (for dedupe) */
-  int *kernel_slots;        /* open addressing over kernel_texts by hash: 1 + index, 0 empty */
-  size_t kernel_nslots;     /* a power of two, at least twice the kernels */
+  TextTable kernel_texts; /* kernel i as made with the placeholder name (for dedupe) */
+  TextTable kernel_bodies; /* the texts of the shared bodies (kernels.c), value: the kernel that has it */
   Vec(const char *) checker_keys; /* type text of each checker */
   Vec(const Type *) checker_types;
   int nchecked;       /* checkers whose bodies are out */
@@ -216,6 +225,8 @@ void cg_kernel_for(Cg *cg, Expr *prim, char *name, size_t n);
 ** says how (the caller passes cg_const_ref_packed for argument p->param);
 ** else p->param is -1. */
 void cg_kernel_for_call(Cg *cg, Expr *prim, Expr *const *args, int nargs, char *name, size_t n, LowerPrepack *p);
+/* Frees a TextTable's texts (owned by it) and arrays. */
+void cg_text_table_free(TextTable *t);
 
 /* {==== consts.c ====} */
 

@@ -5,9 +5,11 @@
 ** else a call of the runtime's reference kernel (lower_reference).
 ** A GEMM whose weight is a constant argument of its call reads it packed
 ** at build time (lower_loops_prepacked; the call passes the packed
-** constant, consts.c). Identical kernels are emitted once. Each kernel is also described
-** (operators, result shape, schedule: CodegenOptions.kernels) and, with
-** --profile, timed by a wrapper. */
+** constant, consts.c). Identical kernels are emitted once, and kernels
+** that differ only by their source position share one body (body_of), in
+** one of the parts the C file can be compiled in (codegen.c, driver.c).
+** Each kernel is also described (operators, result shape, schedule:
+** CodegenOptions.kernels) and, with --profile, timed by a wrapper. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,24 +24,49 @@ static uint64_t text_hash(const char *s) {
   return h;
 }
 
-/* The slot of text s in the table: the one holding it, or the empty one
+/* The slot of text s in table t: the one holding it, or the empty one
 ** where it goes. Texts differ late (they name their source position), so
 ** comparing with every earlier kernel made long programs quadratic. */
-static size_t kernel_slot(const Cg *cg, const char *s, uint64_t h) {
-  size_t mask = cg->kernel_nslots - 1, i = (size_t)h & mask;
-  while (cg->kernel_slots[i] && strcmp(cg->kernel_texts.data[cg->kernel_slots[i] - 1], s) != 0) i = (i + 1) & mask;
+static size_t text_slot(const TextTable *t, const char *s, uint64_t h) {
+  size_t mask = t->nslots - 1, i = (size_t)h & mask;
+  while (t->slots[i] && strcmp(t->texts.data[t->slots[i] - 1], s) != 0) i = (i + 1) & mask;
   return i;
 }
 
-static void kernel_table_grow(Cg *cg) {
-  size_t n = cg->kernel_nslots ? cg->kernel_nslots * 2 : 64;
-  free(cg->kernel_slots);
-  cg->kernel_slots = rly_xcalloc(n, sizeof(int));
-  cg->kernel_nslots = n;
-  for (int k = 0; k < cg->kernel_texts.len; k++) {
-    const char *t = cg->kernel_texts.data[k];
-    cg->kernel_slots[kernel_slot(cg, t, text_hash(t))] = k + 1;
+/* The value of text s in t, or -1; absent, s (taken) is added with value
+** v when v >= 0, else freed. */
+static int text_find_add(TextTable *t, char *s, int v) {
+  if ((size_t)t->texts.len * 2 >= t->nslots) {
+    size_t n = t->nslots ? t->nslots * 2 : 64;
+    free(t->slots);
+    t->slots = rly_xcalloc(n, sizeof(int));
+    t->nslots = n;
+    for (int k = 0; k < t->texts.len; k++) {
+      const char *x = t->texts.data[k];
+      t->slots[text_slot(t, x, text_hash(x))] = k + 1;
+    }
   }
+  size_t slot = text_slot(t, s, text_hash(s));
+  if (t->slots[slot]) {
+    free(s);
+    return t->value.data[t->slots[slot] - 1];
+  }
+  if (v < 0) {
+    free(s);
+    return -1;
+  }
+  VEC_PUSH(&t->texts, s);
+  VEC_PUSH(&t->value, v);
+  t->slots[slot] = t->texts.len;
+  return -1;
+}
+
+void cg_text_table_free(TextTable *t) {
+  for (int i = 0; i < t->texts.len; i++) free(t->texts.data[i]);
+  VEC_FREE(&t->texts);
+  VEC_FREE(&t->value);
+  free(t->slots);
+  memset(t, 0, sizeof *t);
 }
 
 /* {==== Descriptions ====}
@@ -183,6 +210,47 @@ static void put_named(StrBuf *o, const char *text, const char *placeholder, cons
 ** the placeholder replaced by the kernel's name. */
 static const char placeholder[] = "K__X";
 
+/* The kernel's definition (lower.h's one signature), and its name's end. */
+static const char def[] = "static rlyrt_status K__X(rlyrt_object *const *args, rlyrt_object **out) {";
+static const size_t def_name = sizeof "static rlyrt_status K__X" - 1;
+
+/* Kernels of one shape at several places differ only by the source
+** position their errors name (`where`, a C string in the kernel's one
+** definition, at `at`, and in none of its helpers before it). Their
+** definitions are emitted once, as NAME_Kn_at(args, out, rly_where)
+** (noinline: a copy in every caller would undo it), which each kernel calls
+** with its own position; the C compiler's time is then that of the
+** distinct kernels (ResNet-50: 57 kernels, 28 bodies).
+** Returns the kernel whose body text s shares, k when it is new (the body
+** into *body, with the placeholder name), or -1: s names no position. */
+static int body_of(Cg *cg, const char *s, const char *at, const char *where, int k, StrBuf *body) {
+  if (!where[0] || strstr(at + 1, def)) return -1;
+  StrBuf lit = {0};
+  lower_cstring(&lit, where, strlen(where));
+  const char *l = sb_str(&lit), *first = strstr(s, l);
+  if (!first || first < at) {
+    sb_free(&lit);
+    return -1;
+  }
+  size_t head = (size_t)(at - s) + def_name;
+  sb_putn(body, s, (size_t)(at - s));
+  sb_printf(body, "RC_BODY rlyrt_status %s_K__X_at(rlyrt_object *const *args, rlyrt_object **out, const char *rly_where) {",
+            cg->o->name);
+  for (const char *p = s + head + (sizeof def - 1 - def_name), *q; *p; p = q + strlen(l)) {
+    q = strstr(p, l);
+    if (!q) {
+      sb_puts(body, p);
+      break;
+    }
+    sb_putn(body, p, (size_t)(q - p));
+    sb_puts(body, "rly_where");
+  }
+  sb_free(&lit);
+  int had = text_find_add(&cg->kernel_bodies, dup_text(sb_str(body), strlen(sb_str(body))), k);
+  if (had >= 0) sb_free(body);
+  return had >= 0 ? had : k;
+}
+
 static void kernel_of(Cg *cg, Expr *prim, char *name, size_t n, const bool *is_const, LowerPrepack *pk) {
   char where[256], err[256];
   cg_where(cg, prim->span, where, sizeof where);
@@ -196,21 +264,37 @@ static void kernel_of(Cg *cg, Expr *prim, char *name, size_t n, const bool *is_c
     return;
   }
   const char *s = sb_str(&text);
-  if ((size_t)cg->kernel_texts.len * 2 >= cg->kernel_nslots) kernel_table_grow(cg);
-  size_t slot = kernel_slot(cg, s, text_hash(s));
-  if (cg->kernel_slots[slot]) {
-    snprintf(name, n, "K%d", cg->kernel_slots[slot] - 1);
-    sb_free(&text);
+  int k = cg->kernel_texts.texts.len, had = text_find_add(&cg->kernel_texts, text.data, k);
+  if (had >= 0) { /* the same text, the same source position: the same kernel */
+    snprintf(name, n, "K%d", had);
     return;
   }
-  cg->kernel_slots[slot] = cg->kernel_texts.len + 1;
-  snprintf(name, n, "K%d", cg->kernel_texts.len);
+  snprintf(name, n, "K%d", k);
   describe(cg, prim, s, loops);
-  /* The kernel's definition (lower.h's one signature), and its name's end. */
-  static const char def[] = "static rlyrt_status K__X(rlyrt_object *const *args, rlyrt_object **out) {";
-  static const size_t def_name = sizeof "static rlyrt_status K__X" - 1;
-  const char *at = cg->o->profile ? strstr(s, def) : NULL;
-  if (at) {
+  const char *at = strstr(s, def);
+  StrBuf body = {0};
+  int shared = at ? body_of(cg, s, at, where, k, &body) : -1;
+  char bname[32];
+  snprintf(bname, sizeof bname, "K%d", shared);
+  if (shared == k) {
+    /* a new body: in its part (codegen.c: RC_PART_OF_b), declared in the others */
+    sb_printf(&cg->kernels, "#if !defined(RC_PART) || RC_PART_OF_%d == RC_PART\n", cg->kernel_bodies.texts.len - 1);
+    put_named(&cg->kernels, sb_str(&body), placeholder, bname);
+    sb_printf(&cg->kernels,
+              "#else\n__attribute__((visibility(\"hidden\"))) rlyrt_status %s_%s_at(rlyrt_object *const *args, "
+              "rlyrt_object **out, const char *rly_where);\n#endif\n",
+              cg->o->name, bname);
+  }
+  sb_free(&body);
+  /* the rest in part 0 */
+  sb_puts(&cg->kernels, "#if !defined(RC_PART) || RC_PART == 0\n");
+  if (shared >= 0) {
+    /* Kn calls the body with its own source position */
+    sb_printf(&cg->kernels, "static rlyrt_status %s%s(rlyrt_object *const *args, rlyrt_object **out) {\n  return %s_%s_at(args, out, ",
+              name, cg->o->profile ? "_body" : "", cg->o->name, bname);
+    lower_cstring(&cg->kernels, where, strlen(where));
+    sb_puts(&cg->kernels, ");\n}\n");
+  } else if (at && cg->o->profile) {
     /* The definition becomes Kn_body; the wrapper Kn follows it. */
     size_t head = (size_t)(at - s) + def_name;
     StrBuf renamed = {0};
@@ -223,8 +307,7 @@ static void kernel_of(Cg *cg, Expr *prim, char *name, size_t n, const bool *is_c
     put_named(&cg->kernels, s, placeholder, name);
   }
   if (cg->o->profile) put_record(&cg->kernels, name, &cg->o->kernels->data[cg->o->kernels->len - 1], at != NULL);
-  sb_puts(&cg->kernels, "\n");
-  VEC_PUSH(&cg->kernel_texts, text.data); /* owned by the table now */
+  sb_puts(&cg->kernels, "#endif\n\n");
 }
 
 void cg_kernel_for(Cg *cg, Expr *prim, char *name, size_t n) { kernel_of(cg, prim, name, n, NULL, NULL); }

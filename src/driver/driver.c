@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -649,34 +650,136 @@ static void trim_newlines(StrBuf *sb) {
   while (sb->len > 0 && (sb->data[sb->len - 1] == '\n' || sb->data[sb->len - 1] == '\r')) sb->data[--sb->len] = 0;
 }
 
+/* Reports a program's end (driver_spawn's status, its output, its error)
+** into d as run_tool does, and frees output. */
+static bool report_tool(int status, StrBuf *output, const char *err, const char *what, Diag *d) {
+  trim_newlines(output);
+  bool ok = status == 0;
+  if (status < 0) {
+    diag_error(d, nowhere, "%s", err);
+  } else if (status > 0) {
+    if (output->len) diag_error(d, nowhere, "%s failed with exit status %d:\n%s", what, status, sb_str(output));
+    else diag_error(d, nowhere, "%s failed with exit status %d", what, status);
+  } else if (output->len) {
+    diag_warning(d, nowhere, "%s printed:\n%s", what, sb_str(output));
+  }
+  sb_free(output);
+  return ok;
+}
+
+/* Writes argv into the command log, if any. */
+static void log_command(const BuildOptions *o, const ArgList *argv) {
+  if (!o->commands) return;
+  for (int i = 0; i < argv->len; i++) {
+    if (i) sb_putc(o->commands, ' ');
+    put_shell_word(o->commands, argv->data[i]);
+  }
+  sb_putc(o->commands, '\n');
+}
+
 /* Runs argv (what: "the C compiler", "the archiver") and reports into d.
 ** A program that succeeds but prints something (warnings) is a warning. */
 static bool run_tool(const BuildOptions *o, const ArgList *argv, const char *what, Diag *d) {
   const char **vec = rly_xmalloc(((size_t)argv->len + 1) * sizeof *vec);
   for (int i = 0; i < argv->len; i++) vec[i] = argv->data[i];
   vec[argv->len] = NULL;
-  if (o->commands) {
-    for (int i = 0; i < argv->len; i++) {
-      if (i) sb_putc(o->commands, ' ');
-      put_shell_word(o->commands, argv->data[i]);
-    }
-    sb_putc(o->commands, '\n');
-  }
+  log_command(o, argv);
   StrBuf output = {0};
   char err[512];
   int status = driver_spawn(vec, &output, err, sizeof err);
   free(vec);
-  trim_newlines(&output);
-  bool ok = status == 0;
-  if (status < 0) {
-    diag_error(d, nowhere, "%s", err);
-  } else if (status > 0) {
-    if (output.len) diag_error(d, nowhere, "%s failed with exit status %d:\n%s", what, status, sb_str(&output));
-    else diag_error(d, nowhere, "%s failed with exit status %d", what, status);
-  } else if (output.len) {
-    diag_warning(d, nowhere, "%s printed:\n%s", what, sb_str(&output));
+  return report_tool(status, &output, err, what, d);
+}
+
+/* {==== Compiling in parts ====}
+** A C file whose second line says "relayc-parts: N, B bytes" (codegen.c:
+** N kernel bodies of B bytes of C in all) compiles as parts 0 .. n-1 with
+** -DRC_PART=i -DRC_PARTS=n, one C compiler per part at the same time, and
+** the objects are then linked or archived together. The C compiler's time
+** on a big model (ResNet-50: 28 kernel bodies of 700 to 1,600 lines, in
+** three ISA versions each) is most of a build, and one compile uses one
+** core; but each part reads the headers again (immintrin.h: about 0.5 s),
+** so a part takes PART_MIN_BYTES of bodies at least (about 2 s of
+** compile): n is at most N, B / PART_MIN_BYTES, the online CPUs and
+** PARTS_MAX. RELAYC_JOBS=J sets the CPUs and, set, drops the size rule (tests). */
+enum { PARTS_MAX = 16, PART_MIN_BYTES = 128 * 1024 };
+
+/* The parts to compile c_file in: 1 when it cannot be split, is small or
+** one CPU is all there is. */
+static int build_parts(const char *c_file) {
+  FILE *f = fopen(c_file, "r");
+  if (!f) return 1;
+  char line[256];
+  int n = 1;
+  long long bytes = 0;
+  if (!fgets(line, sizeof line, f) || !fgets(line, sizeof line, f) ||
+      sscanf(line, "/* relayc-parts: %d, %lld bytes */", &n, &bytes) != 2)
+    n = 1;
+  fclose(f);
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  const char *jobs = getenv("RELAYC_JOBS");
+  if (jobs && jobs[0]) cpus = strtol(jobs, NULL, 10);
+  else if (bytes / PART_MIN_BYTES < n) n = (int)(bytes / PART_MIN_BYTES);
+  if (cpus < n) n = (int)cpus;
+  return n < 1 ? 1 : n < PARTS_MAX ? n : PARTS_MAX;
+}
+
+typedef struct PartJob {
+  const char **argv;
+  StrBuf output;
+  char err[512];
+  int status;
+} PartJob;
+
+static void *part_main(void *arg) {
+  PartJob *j = arg;
+  j->status = driver_spawn(j->argv, &j->output, j->err, sizeof j->err);
+  return NULL;
+}
+
+/* Compiles the n parts of c_file (flags: the compile command up to the
+** file) into dir/partI.o, at the same time; their paths into objs. */
+static bool compile_parts(const BuildOptions *o, const ArgList *flags, const ArgList *cflags, const char *c_file,
+                          const char *dir, int n, ArgList *objs, Diag *d) {
+  ArgList *argv = rly_xcalloc((size_t)n, sizeof *argv);
+  PartJob *jobs = rly_xcalloc((size_t)n, sizeof *jobs);
+  pthread_t *th = rly_xcalloc((size_t)n, sizeof *th);
+  bool *started = rly_xcalloc((size_t)n, sizeof *started);
+  for (int i = 0; i < n; i++) {
+    StrBuf w = {0};
+    for (int k = 0; k < flags->len; k++) arglist_push(&argv[i], flags->data[k]);
+    arglist_push(&argv[i], "-c");
+    sb_printf(&w, "-DRC_PART=%d", i);
+    arglist_push(&argv[i], sb_str(&w));
+    sb_clear(&w);
+    sb_printf(&w, "-DRC_PARTS=%d", n);
+    arglist_push(&argv[i], sb_str(&w));
+    sb_clear(&w);
+    sb_printf(&w, "%s/part%d.o", dir, i);
+    arglist_push(objs, sb_str(&w));
+    arglist_push(&argv[i], "-o");
+    push_path(&argv[i], sb_str(&w));
+    sb_free(&w);
+    push_path(&argv[i], c_file);
+    for (int k = 0; k < cflags->len; k++) arglist_push(&argv[i], cflags->data[k]);
+    log_command(o, &argv[i]);
+    jobs[i].argv = rly_xmalloc(((size_t)argv[i].len + 1) * sizeof *jobs[i].argv);
+    for (int k = 0; k < argv[i].len; k++) jobs[i].argv[k] = argv[i].data[k];
+    jobs[i].argv[argv[i].len] = NULL;
+    started[i] = pthread_create(&th[i], NULL, part_main, &jobs[i]) == 0;
+    if (!started[i]) part_main(&jobs[i]); /* no thread: run it here */
   }
-  sb_free(&output);
+  bool ok = true;
+  for (int i = 0; i < n; i++) {
+    if (started[i]) pthread_join(th[i], NULL);
+    if (!report_tool(jobs[i].status, &jobs[i].output, jobs[i].err, "the C compiler", d)) ok = false;
+    free(jobs[i].argv);
+    arglist_free(&argv[i]);
+  }
+  free(argv);
+  free(jobs);
+  free(th);
+  free(started);
   return ok;
 }
 
@@ -759,7 +862,7 @@ bool driver_build(const BuildOptions *o, const char *c_file, const char *out, Di
   char err[1024];
   bool ok = false;
   char *tmp = NULL, *header = sibling_header(c_file), *blob = sibling_file(c_file, "blob");
-  ArgList cflags = {0}, argv = {0}, members = {0};
+  ArgList cflags = {0}, argv = {0}, members = {0}, objs = {0};
   StrBuf path = {0}, object = {0};
 
   if (o->opt_level < 0 || o->opt_level > DRIVER_OPT_SIZE) {
@@ -817,21 +920,37 @@ bool driver_build(const BuildOptions *o, const char *c_file, const char *out, Di
     sb_free(&inc);
     free(c_dir);
   }
+  int parts = build_parts(c_file);
   if (o->emit == EMIT_SO) {
     /* The library keeps its copy of the runtime to itself: only
     ** rlyrt_module_entry is exported, so two models never clash. */
     arglist_push(&argv, "-DRLYRT_SHARED_MODULE");
     arglist_push(&argv, "-fvisibility=hidden");
+    if (parts > 1 && !compile_parts(o, &argv, &cflags, c_file, tmp, parts, &objs, d)) goto done;
     arglist_push(&argv, "-Wl,--exclude-libs,ALL");
     arglist_push(&argv, "-shared");
     arglist_push(&argv, "-o");
     push_path(&argv, out);
-    push_path(&argv, c_file);
+    if (parts > 1)
+      for (int i = 0; i < objs.len; i++) push_path(&argv, objs.data[i]);
+    else push_path(&argv, c_file);
     push_all(&argv, &cflags);
     sb_printf(&path, "%s/lib/librelayc_runtime.a", tmp);
     push_path(&argv, sb_str(&path));
     arglist_push(&argv, "-lm");
     ok = run_tool(o, &argv, "the C compiler", d);
+  } else if (o->emit == EMIT_OBJ && parts > 1) {
+    /* the parts, then one relocatable object of them */
+    if (!compile_parts(o, &argv, &cflags, c_file, tmp, parts, &objs, d)) goto done;
+    ArgList ld = {0};
+    arglist_push(&ld, o->cc && o->cc[0] ? o->cc : "cc");
+    arglist_push(&ld, "-r");
+    arglist_push(&ld, "-nostdlib");
+    arglist_push(&ld, "-o");
+    push_path(&ld, out);
+    for (int i = 0; i < objs.len; i++) push_path(&ld, objs.data[i]);
+    ok = run_tool(o, &ld, "the C compiler", d);
+    arglist_free(&ld);
   } else if (o->emit == EMIT_OBJ) {
     arglist_push(&argv, "-c");
     arglist_push(&argv, "-o");
@@ -849,15 +968,20 @@ bool driver_build(const BuildOptions *o, const char *c_file, const char *out, Di
     const char *base = base_name(c_file);
     const char *dot = strrchr(base, '.');
     size_t stem = dot && dot != base ? (size_t)(dot - base) : strlen(base);
-    sb_printf(&object, "%s/", sb_str(&path));
-    sb_putn(&object, base, stem);
-    sb_puts(&object, ".o");
-    arglist_push(&argv, "-c");
-    arglist_push(&argv, "-o");
-    push_path(&argv, sb_str(&object));
-    push_path(&argv, c_file);
-    push_all(&argv, &cflags);
-    if (!run_tool(o, &argv, "the C compiler", d)) goto done;
+    if (parts > 1) {
+      if (!compile_parts(o, &argv, &cflags, c_file, sb_str(&path), parts, &objs, d)) goto done;
+    } else {
+      sb_printf(&object, "%s/", sb_str(&path));
+      sb_putn(&object, base, stem);
+      sb_puts(&object, ".o");
+      arglist_push(&argv, "-c");
+      arglist_push(&argv, "-o");
+      push_path(&argv, sb_str(&object));
+      push_path(&argv, c_file);
+      push_all(&argv, &cflags);
+      if (!run_tool(o, &argv, "the C compiler", d)) goto done;
+      arglist_push(&objs, sb_str(&object));
+    }
 
     const RlyEmbeddedFile *lib = embedded_find("lib/librelayc_runtime.a");
     sb_clear(&path);
@@ -883,7 +1007,7 @@ bool driver_build(const BuildOptions *o, const char *c_file, const char *out, Di
     arglist_push(&ar, o->ar && o->ar[0] ? o->ar : "ar");
     arglist_push(&ar, "rcs");
     push_path(&ar, out);
-    push_path(&ar, sb_str(&object));
+    for (int i = 0; i < objs.len; i++) push_path(&ar, objs.data[i]);
     push_all(&ar, &members);
     ok = run_tool(o, &ar, "the archiver", d);
     arglist_free(&ar);
@@ -910,6 +1034,7 @@ done:
   arglist_free(&cflags);
   arglist_free(&argv);
   arglist_free(&members);
+  arglist_free(&objs);
   sb_free(&path);
   sb_free(&object);
   return ok;

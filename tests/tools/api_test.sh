@@ -4,7 +4,8 @@
 #   - builds tests/api/model.relay with RELAYC, from a temporary directory
 #     (so closures are named "fn at model.relay:LINE:COL"), into model.so
 #     (--name model), other.so (--name other, -O0) and lib/libmodel.a
-#     (which writes lib/model.h);
+#     (which writes lib/model.h); model.so and the library compiled in
+#     parts (RELAYC_JOBS=3), other.so whole (RELAYC_JOBS=1);
 #   - runs TEST_LOADER (tests/api/test_loader.c, a CMake target linked with
 #     the build's runtime, sanitizers included) on model.so and other.so;
 #   - compiles tests/api/test_static.c with ${CC:-cc}, strict warnings as
@@ -50,11 +51,12 @@ cp "$src/tests/api/model.relay" model.relay
 mkdir lib
 
 # {==== The models ====}
-run build.log "$relayc" build model.relay -o model.so --name model --cc "$cc"
-run build.log "$relayc" build model.relay -o other.so --name other --cc "$cc" -O0
+# model.so in parts (driver.c: RELAYC_JOBS), other.so compiled whole
+run build.log env RELAYC_JOBS=3 "$relayc" build model.relay -o model.so --name model --cc "$cc"
+run build.log env RELAYC_JOBS=1 "$relayc" build model.relay -o other.so --name other --cc "$cc" -O0
 # Unfused, so that @main keeps two intermediate tensors for test_static's
 # workspace checks (fused, relu((x + y) * x) is one kernel and needs none).
-run build.log "$relayc" build model.relay -o lib/libmodel.a --name model --cc "$cc" --no-fuse
+run build.log env RELAYC_JOBS=3 "$relayc" build model.relay -o lib/libmodel.a --name model --cc "$cc" --no-fuse
 [ -f lib/model.h ] || fail "relayc build -o lib/libmodel.a --name model wrote no lib/model.h"
 
 # Both programs run, whatever the first gives; then any failure fails.

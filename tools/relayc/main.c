@@ -164,7 +164,13 @@ static const char usage_build[] =
     "as text for .so, .a and .o: they are written to NAME.blob next to the\n"
     "temporary NAME.c, which includes them with the assembler's .incbin (ELF\n"
     "targets), so the C compiler never reads them. The artifact holds them and\n"
-    "needs nothing else. OUT.c always carries them inline.\n";
+    "needs nothing else. OUT.c always carries them inline.\n"
+    "\n"
+    "Kernels of one shape share one body. A big model's kernel bodies are\n"
+    "compiled in parts at the same time, one C compiler per CPU (at most 16,\n"
+    "each part at least 128 KB of C), and the parts linked (.so, .o) or\n"
+    "archived (.a) together; the environment variable RELAYC_JOBS=N sets the\n"
+    "CPUs to use (1: the C file compiled whole).\n";
 
 static const char usage_run[] =
     "usage: relayc run MODEL... [--interp] [--function NAME] [--input NAME=FILE.npy ...]\n"
