@@ -37,7 +37,9 @@
 ** at build time (lower_loops_prepacked, conv_lower_prepacked): PA = 12
 ** rows (a multiple of every MR) per panel over the whole reduction,
 ** zero-padded, float[groups][ceil(M / 12)][K][12]; the micro-kernel reads
-** its MR rows at their offset in the panel.
+** its MR rows at their offset in the panel. Where 12 rows would pad the
+** filters by a third (16 filters), panels of PA = 8 and tiles of 8
+** filters (AVX-512) or 4 (AVX2, portable) instead (Conv.pa).
 **
 ** Tiles of pixel rows (Conv.rows, put_gemm_rows). NR pixels by MR filters
 ** (AVX-512: 32 by 12) pad small images badly: 49 pixels (7x7) compute 64,
@@ -87,7 +89,7 @@
 
 #include "lower/conv.h"
 
-enum { KC = 256, MC = 120, NC = 1024, NR_MAX = 32, PA = 12 }; /* gemm.c's blocks; PA: the packed filter's panel */
+enum { KC = 256, MC = 120, NC = 1024, NR_MAX = 32 }; /* gemm.c's blocks (MC: a multiple of 8 and 12) */
 /* Tiles of pixel rows (Conv.rows): MRP pixels by NR filters, in blocks of
 ** NCP pixels and MCP filters; the filter packed in PB-wide panels. */
 enum { MRP = 7, NCP = 7 * 64, MCP = 128, PB = 32 };
@@ -256,11 +258,18 @@ static bool analyse(const Group *g, int anchor, Conv *C, const bool *is_const) {
   ** transposed copy, the pixels' packing): about 100 steps of the
   ** reduction (measured on ResNet's and MobileNetV2's layers). The
   ** environment's RLY_CONV_ROWS=1 takes them always (a test hook). */
+  C->pa = 12;
   if (C->kind == CK_1X1 || C->kind == CK_IM2COL) {
     double cols = (double)((C->np + 31) / 32 * 32) * (double)((C->m + 11) / 12 * 12);
     double rows = (double)((C->np + MRP - 1) / MRP * MRP) * (double)((C->m + PB - 1) / PB * PB);
     const char *all = getenv("RLY_CONV_ROWS");
     C->rows = rows * (double)(C->k + 100) < 0.95 * cols * (double)C->k || (all && strcmp(all, "1") == 0);
+    /* Filters in panels of 8 rows (tiles of 8 filters on AVX-512, 4 on
+    ** AVX2 and the portable ISA) where 12 would compute a third more rows
+    ** (16 filters: 24 rows by 12). Fewer rows per tile load the pixels
+    ** more often: 64 filters (72 rows by 12) ran 15% to 50% slower by 8
+    ** (ResNet-50 at 56x56). */
+    C->pa = (C->m + 7) / 8 * 8 * 4 < (C->m + 11) / 12 * 12 * 3 ? 8 : 12;
   }
   /* The epilogue: every other live node, on the anchor's shape. */
   for (int i = 0; i < g->nnodes; i++)
@@ -513,6 +522,8 @@ static void put_pack_block(StrBuf *sb, const Conv *C, const char *buf, const cha
 static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
   int w, mr, nr;
   gemm_isa_tile(i, &w, &mr, &nr);
+  const int PA = C->pa;
+  if (PA == 8) mr = mr >= 8 ? 8 : 4; /* tiles that divide the panel */
   long long m = C->m, k = C->k, np = C->np, hw = C->hp * C->rl, panels = (C->m + PA - 1) / PA;
   lower_put_isa_attrs(sb, i);
   sb_printf(sb,
@@ -566,7 +577,17 @@ static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
               k * PA);
   else sb_puts(sb, "                const float *restrict pa = ap + ir * kc;\n");
   sb_printf(sb, "                float *restrict ct = c + (g * %lld + ic + ir) * %lld + jc + jr;\n", m, np);
-  gemm_put_tile(sb, i, name, 16, C->prepacked ? "PA" : "MR", "PW", C->np);
+  if (C->prepacked && C->m > MC) {
+    /* A block of filters comes from memory in the first tiles of pixels
+    ** and from L2 in the others: while they run, the next block's rows go
+    ** into L2, a share of each panel before each tile of pixels. */
+    sb_puts(sb, "                if (ic + MC + ir < i1 && ir % PA == 0) {\n");
+    sb_printf(sb, "                  const char *pn = (const char *)(wg + (ic + MC + ir) / PA * %lld + pc * PA);\n", k * PA);
+    sb_puts(sb, "                  const int64_t l1 = (jr + NR) * kc / nc < kc ? (jr + NR) * kc / nc : kc;\n");
+    sb_puts(sb, "                  for (int64_t b = jr * kc / nc * PA * 4; b < l1 * PA * 4; b += 64) __builtin_prefetch(pn + b, 0, 2);\n");
+    sb_puts(sb, "                }\n");
+  }
+  gemm_put_tile_rows(sb, i, name, 16, mr, C->prepacked ? "PA" : "MR", "PW", C->np);
   if (C->epilogue) {
     char i0[48], i1[64], i1e[64];
     snprintf(i0, sizeof i0, "g * %lld + ic + ir", m);
@@ -646,6 +667,19 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
   sb_puts(sb, "              for (int64_t ir = 0; ir < mc; ir += MR) {\n");
   sb_printf(sb, "                const float *restrict pa = sp ? sp + (jc + ir) * %lld + pc * MR : ap + ir * kc;\n", k);
   sb_printf(sb, "                float *restrict ct = ct0 + ir * %lld + ic - i0 + jr;\n", ldt);
+  if (C->prepacked && nr == PB) {
+    /* The filter streams from memory, each panel's KC rows read by few
+    ** tiles (7 at 7x7): while its tiles run, the next panel's rows go
+    ** into L2, a share before each tile (the whole panel would not fit in
+    ** L1 beside the one in use). */
+    sb_puts(sb, "                if (ic + jr + NR < i1) {\n");
+    sb_printf(sb, "                  const float *pn = pb + %lld;\n", k * PB);
+    sb_puts(sb, "                  const int64_t l1 = (ir + MR) * kc / mc < kc ? (ir + MR) * kc / mc : kc;\n");
+    sb_puts(sb, "                  for (int64_t l = ir * kc / mc; l < l1; l++) {\n");
+    sb_puts(sb, "                    __builtin_prefetch(pn + l * PB, 0, 2);\n");
+    sb_puts(sb, "                    __builtin_prefetch(pn + l * PB + 16, 0, 2);\n");
+    sb_puts(sb, "                  }\n                }\n");
+  }
   gemm_put_tile_rows(sb, i, name, 16, MRP, "MR", C->prepacked ? "PB" : "NR", ldt);
   sb_puts(sb, "              }\n");
   /* the panel's filters are final: into C, then the epilogue */
@@ -781,7 +815,7 @@ static void gemm_slot(const Conv *C, int64_t *ap, int64_t *bp, int64_t *tab, int
     *bp = C->prepacked ? 0 : mc * kc;
     *ct = nc * ((C->m + 15) / 16 * 16);
   } else {
-    int64_t mc = C->m < MC ? (C->m + PA - 1) / PA * PA : MC;
+    int64_t mc = C->m < MC ? (C->m + C->pa - 1) / C->pa * C->pa : MC;
     int64_t nc = C->np < NC ? (C->np + NR_MAX - 1) / NR_MAX * NR_MAX : NC;
     *ap = C->prepacked ? 0 : mc * kc;
     *bp = nc * kc;
@@ -941,7 +975,7 @@ static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *
   int64_t shared = 0, slot = 0, spn = 0;
   StrBuf parts = {0};
   /* the tiles' edges: pixels, filters */
-  int pe = C->rows ? MRP : NR_MAX, fe = C->rows ? PB : PA;
+  int pe = C->rows ? MRP : NR_MAX, fe = C->rows ? PB : C->pa;
   long long m = C->m, np = C->np, frows = (C->m + fe - 1) / fe, nqg = C->n * C->groups;
   if (C->kind == CK_DW) {
     slot = (C->hp * C->rl + 16 + 15) / 16 * 16; /* 16 floats of slack: a vector past the last row */
@@ -1115,7 +1149,7 @@ bool conv_lower_prepacked(StrBuf *out, const char *name, const Expr *fn, const c
     p->b_sq = C->m * C->k;
     p->b_sk = 1;
     p->b_sj = C->k;
-    p->pw = C->rows ? PB : PA;
+    p->pw = C->rows ? PB : C->pa;
     if (C->kind == CK_WINO) wino_prepack(C, p);
   }
   free(C);

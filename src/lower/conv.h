@@ -24,6 +24,7 @@ typedef struct Conv {
   bool epilogue, prepacked;
   bool const_filter;                    /* the filter is a constant that may be read packed (Winograd needs it) */
   bool rows;                            /* GEMMs: tiles of pixels (broadcast) by filters (vectors), conv.c */
+  int pa;                               /* GEMMs (not rows): the filter's panel height, 12 or 8 (conv.c) */
   int wm;                               /* CK_WINO: the output tile's side m of F(m x m, 3 x 3) */
   Ewise ew;
   int64_t l_sq[EW_MAX_LEAVES], l_si[EW_MAX_LEAVES], l_sj[EW_MAX_LEAVES]; /* leaves on the view [n, oc, pixel] */
