@@ -694,34 +694,47 @@ static bool run_tool(const BuildOptions *o, const ArgList *argv, const char *wha
 /* {==== Compiling in parts ====}
 ** A C file whose second line says "relayc-parts: N, B bytes" (codegen.c:
 ** N kernel bodies of B bytes of C in all) compiles as parts 0 .. n-1 with
-** -DRC_PART=i -DRC_PARTS=n, one C compiler per part at the same time, and
-** the objects are then linked or archived together. The C compiler's time
-** on a big model (ResNet-50: 28 kernel bodies of 700 to 1,600 lines, in
+** -DRC_PART=i -DRC_PARTS=n, up to one C compiler per CPU at a time, and the
+** objects are then linked or archived together. The C compiler's time on a
+** big model (ResNet-50: 25 to 28 kernel bodies of 700 to 1,600 lines, in
 ** three ISA versions each) is most of a build, and one compile uses one
 ** core; but each part reads the headers again (immintrin.h: about 0.5 s),
 ** so a part takes PART_MIN_BYTES of bodies at least (about 2 s of
-** compile): n is at most N, B / PART_MIN_BYTES, the online CPUs and
-** PARTS_MAX. RELAYC_JOBS=J sets the CPUs and, set, drops the size rule (tests). */
-enum { PARTS_MAX = 16, PART_MIN_BYTES = 128 * 1024 };
+** compile): n is at most N, B / PART_MIN_BYTES, the CPUs and PARTS_MAX.
+** GCC holds a whole file's functions until its end (ResNet-50 whole: 400
+** MB, a body alone under 160 MB), so a file of more than PART_MAX_BYTES
+** is split further, the parts queued for the CPUs. RELAYC_JOBS=J sets the
+** CPUs and, set, drops the PART_MIN_BYTES rule; RLY_PART_BYTES=B sets
+** PART_MAX_BYTES (tests). */
+enum { PARTS_MAX = 16, PART_MIN_BYTES = 128 * 1024, PART_MAX_BYTES = 256 * 1024 };
 
-/* The parts to compile c_file in: 1 when it cannot be split, is small or
-** one CPU is all there is. */
-static int build_parts(const char *c_file) {
+/* The parts to compile c_file in (1: whole) and the CPUs to use. */
+static int build_parts(const char *c_file, int *cpus_out) {
   FILE *f = fopen(c_file, "r");
+  *cpus_out = 1;
   if (!f) return 1;
   char line[256];
-  int n = 1;
+  int nb = 1;
   long long bytes = 0;
   if (!fgets(line, sizeof line, f) || !fgets(line, sizeof line, f) ||
-      sscanf(line, "/* relayc-parts: %d, %lld bytes */", &n, &bytes) != 2)
-    n = 1;
+      sscanf(line, "/* relayc-parts: %d, %lld bytes */", &nb, &bytes) != 2)
+    nb = 1;
   fclose(f);
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   const char *jobs = getenv("RELAYC_JOBS");
-  if (jobs && jobs[0]) cpus = strtol(jobs, NULL, 10);
-  else if (bytes / PART_MIN_BYTES < n) n = (int)(bytes / PART_MIN_BYTES);
-  if (cpus < n) n = (int)cpus;
-  return n < 1 ? 1 : n < PARTS_MAX ? n : PARTS_MAX;
+  bool forced = jobs && jobs[0];
+  if (forced) cpus = strtol(jobs, NULL, 10);
+  if (cpus <= 1 || nb <= 1) return 1;
+  long long n = cpus;
+  if (!forced && bytes / PART_MIN_BYTES < n) n = bytes / PART_MIN_BYTES;
+  const char *most = getenv("RLY_PART_BYTES"); /* a test hook: PART_MAX_BYTES */
+  long long max_bytes = most && atoll(most) > 0 ? atoll(most) : PART_MAX_BYTES;
+  if ((bytes + max_bytes - 1) / max_bytes > n) n = (bytes + max_bytes - 1) / max_bytes;
+  if (n > nb) n = nb;
+  if (n > PARTS_MAX) n = PARTS_MAX;
+  if (n < 2) return 1;
+  *cpus_out = cpus < n ? (int)cpus : (int)n;
+  return (int)n;
 }
 
 typedef struct PartJob {
@@ -731,20 +744,28 @@ typedef struct PartJob {
   int status;
 } PartJob;
 
+/* A worker: the parts not yet taken, one after the other. */
+typedef struct PartQueue {
+  PartJob *jobs;
+  int n, next;
+} PartQueue;
+
 static void *part_main(void *arg) {
-  PartJob *j = arg;
-  j->status = driver_spawn(j->argv, &j->output, j->err, sizeof j->err);
+  PartQueue *q = arg;
+  for (int i; (i = __atomic_fetch_add(&q->next, 1, __ATOMIC_RELAXED)) < q->n;)
+    q->jobs[i].status = driver_spawn(q->jobs[i].argv, &q->jobs[i].output, q->jobs[i].err, sizeof q->jobs[i].err);
   return NULL;
 }
 
 /* Compiles the n parts of c_file (flags: the compile command up to the
-** file) into dir/partI.o, at the same time; their paths into objs. */
+** file) into dir/partI.o, `cpus` at a time; their paths into objs. */
 static bool compile_parts(const BuildOptions *o, const ArgList *flags, const ArgList *cflags, const char *c_file,
-                          const char *dir, int n, ArgList *objs, Diag *d) {
+                          const char *dir, int n, int cpus, ArgList *objs, Diag *d) {
   ArgList *argv = rly_xcalloc((size_t)n, sizeof *argv);
   PartJob *jobs = rly_xcalloc((size_t)n, sizeof *jobs);
-  pthread_t *th = rly_xcalloc((size_t)n, sizeof *th);
-  bool *started = rly_xcalloc((size_t)n, sizeof *started);
+  pthread_t *th = rly_xcalloc((size_t)cpus, sizeof *th);
+  bool *started = rly_xcalloc((size_t)cpus, sizeof *started);
+  PartQueue q = {jobs, n, 0};
   for (int i = 0; i < n; i++) {
     StrBuf w = {0};
     for (int k = 0; k < flags->len; k++) arglist_push(&argv[i], flags->data[k]);
@@ -766,12 +787,14 @@ static bool compile_parts(const BuildOptions *o, const ArgList *flags, const Arg
     jobs[i].argv = rly_xmalloc(((size_t)argv[i].len + 1) * sizeof *jobs[i].argv);
     for (int k = 0; k < argv[i].len; k++) jobs[i].argv[k] = argv[i].data[k];
     jobs[i].argv[argv[i].len] = NULL;
-    started[i] = pthread_create(&th[i], NULL, part_main, &jobs[i]) == 0;
-    if (!started[i]) part_main(&jobs[i]); /* no thread: run it here */
   }
+  /* cpus - 1 threads and this one take the parts from the queue */
+  for (int w = 0; w + 1 < cpus; w++) started[w] = pthread_create(&th[w], NULL, part_main, &q) == 0;
+  part_main(&q);
+  for (int w = 0; w + 1 < cpus; w++)
+    if (started[w]) pthread_join(th[w], NULL);
   bool ok = true;
   for (int i = 0; i < n; i++) {
-    if (started[i]) pthread_join(th[i], NULL);
     if (!report_tool(jobs[i].status, &jobs[i].output, jobs[i].err, "the C compiler", d)) ok = false;
     free(jobs[i].argv);
     arglist_free(&argv[i]);
@@ -920,13 +943,13 @@ bool driver_build(const BuildOptions *o, const char *c_file, const char *out, Di
     sb_free(&inc);
     free(c_dir);
   }
-  int parts = build_parts(c_file);
+  int cpus = 1, parts = build_parts(c_file, &cpus);
   if (o->emit == EMIT_SO) {
     /* The library keeps its copy of the runtime to itself: only
     ** rlyrt_module_entry is exported, so two models never clash. */
     arglist_push(&argv, "-DRLYRT_SHARED_MODULE");
     arglist_push(&argv, "-fvisibility=hidden");
-    if (parts > 1 && !compile_parts(o, &argv, &cflags, c_file, tmp, parts, &objs, d)) goto done;
+    if (parts > 1 && !compile_parts(o, &argv, &cflags, c_file, tmp, parts, cpus, &objs, d)) goto done;
     arglist_push(&argv, "-Wl,--exclude-libs,ALL");
     arglist_push(&argv, "-shared");
     arglist_push(&argv, "-o");
@@ -941,7 +964,7 @@ bool driver_build(const BuildOptions *o, const char *c_file, const char *out, Di
     ok = run_tool(o, &argv, "the C compiler", d);
   } else if (o->emit == EMIT_OBJ && parts > 1) {
     /* the parts, then one relocatable object of them */
-    if (!compile_parts(o, &argv, &cflags, c_file, tmp, parts, &objs, d)) goto done;
+    if (!compile_parts(o, &argv, &cflags, c_file, tmp, parts, cpus, &objs, d)) goto done;
     ArgList ld = {0};
     arglist_push(&ld, o->cc && o->cc[0] ? o->cc : "cc");
     arglist_push(&ld, "-r");
@@ -969,7 +992,7 @@ bool driver_build(const BuildOptions *o, const char *c_file, const char *out, Di
     const char *dot = strrchr(base, '.');
     size_t stem = dot && dot != base ? (size_t)(dot - base) : strlen(base);
     if (parts > 1) {
-      if (!compile_parts(o, &argv, &cflags, c_file, sb_str(&path), parts, &objs, d)) goto done;
+      if (!compile_parts(o, &argv, &cflags, c_file, sb_str(&path), parts, cpus, &objs, d)) goto done;
     } else {
       sb_printf(&object, "%s/", sb_str(&path));
       sb_putn(&object, base, stem);

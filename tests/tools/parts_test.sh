@@ -4,11 +4,12 @@
 # parts at the same time (driver.c, RELAYC_JOBS) into the same results as
 # compiled whole:
 #   - two conv2d of one shape at two places: one body (NAME_Kn_at), called
-#     by two kernels with their own source positions; a pool: a second body;
-#     the C file's second line says "relayc-parts: 2, B bytes";
+#     by two kernels with their own source positions; two pools: two more
+#     bodies; the C file's second line says "relayc-parts: 3, B bytes";
 #   - RELAYC_JOBS=1 compiles the file whole (one C compiler, no -DRC_PART),
-#     RELAYC_JOBS=2 in two parts (-DRC_PART=0 and 1); both .so give the same
-#     bits, with and without --profile (the records stay in part 0);
+#     RELAYC_JOBS=2 in two parts (-DRC_PART=0 and 1), RELAYC_JOBS=2 with
+#     RLY_PART_BYTES=1 in three (more parts than CPUs: a queue); all give
+#     the same bits, with and without --profile (the records in part 0);
 #     without RELAYC_JOBS, a file this small compiles whole;
 #   - an object (.o) built in parts is one relocatable object: the bodies
 #     of the other part are defined in it, none is left undefined; a static
@@ -31,7 +32,8 @@ def @main(%x: Tensor[(1, 32, 14, 14), float32], %y: Tensor[(1, 32, 14, 14), floa
   %0 = nn.relu(nn.bias_add(nn.conv2d(%x, %w, padding=[1, 1], channels=64, kernel_size=[3, 3]), %b));
   %1 = nn.relu(nn.bias_add(nn.conv2d(%y, %w, padding=[1, 1], channels=64, kernel_size=[3, 3]), %b));
   %2 = nn.max_pool2d(%1, pool_size=[2, 2], strides=[2, 2]);
-  (%0, %2)
+  %3 = nn.avg_pool2d(%0, pool_size=[2, 2], strides=[2, 2]);
+  (%0, %2, %3)
 }
 EOF
 D=tests/run/data
@@ -40,10 +42,10 @@ inputs="--input x=$D/conv_x11.npy --input y=$D/conv_x11.npy --input w=$D/conv_w1
 "$relayc" build "$tmp/twice.relay" -o "$tmp/twice.c" >"$tmp/log" 2>&1 || { failed "build twice.c"; cat "$tmp/log"; }
 c="$tmp/twice.c"
 case $(sed -n 2p "$c") in
-"/* relayc-parts: 2, "*" bytes */") ;;
+"/* relayc-parts: 3, "*" bytes */") ;;
 *) failed "second line: $(sed -n 2p "$c")" ;;
 esac
-[ "$(grep -c '^RC_BODY rlyrt_status twice_K[0-9]*_at(' "$c")" = 2 ] || failed "not two bodies"
+[ "$(grep -c '^RC_BODY rlyrt_status twice_K[0-9]*_at(' "$c")" = 3 ] || failed "not three bodies"
 calls=$(grep -o 'return twice_K0_at(args, out, "[^"]*")' "$c")
 [ "$(echo "$calls" | grep -c 'twice.relay:3:8')" = 1 ] && [ "$(echo "$calls" | grep -c 'twice.relay:4:8')" = 1 ] ||
   failed "the conv body is not called with both positions: $calls"
@@ -51,19 +53,24 @@ cc -std=c11 -Wall -Wextra -Wno-misleading-indentation -Werror -O1 -fPIC -Iinclud
   >"$tmp/log" 2>&1 || { failed "the C compiled whole"; cat "$tmp/log"; }
 
 for prof in "" --profile; do
-  for j in 1 2; do
+  for j in 1 2 3; do
+    # 3: two CPUs, parts of one byte at most: as many parts as bodies
+    bytes=0
+    [ $j = 3 ] && bytes=1
     # shellcheck disable=SC2086
-    RELAYC_JOBS=$j "$relayc" build "$tmp/twice.relay" $prof -v -o "$tmp/t$j$prof.so" >"$tmp/log$j" 2>&1 ||
-      { failed "build at RELAYC_JOBS=$j $prof"; cat "$tmp/log$j"; continue; }
+    RELAYC_JOBS=$((j < 3 ? j : 2)) RLY_PART_BYTES=$bytes "$relayc" build "$tmp/twice.relay" $prof -v \
+      -o "$tmp/t$j$prof.so" >"$tmp/log$j" 2>&1 || { failed "build $j $prof"; cat "$tmp/log$j"; continue; }
     n=$(grep -c -- '-DRC_PART=' "$tmp/log$j")
     want=0
     [ $j = 2 ] && want=2
-    [ "$n" = $want ] || failed "RELAYC_JOBS=$j $prof: $n compiles of a part, not $want"
+    [ $j = 3 ] && want=3
+    [ "$n" = $want ] || failed "build $j $prof: $n compiles of a part, not $want"
     # shellcheck disable=SC2086
     "$relayc" run "$tmp/t$j$prof.so" $inputs $prof --output "$tmp/out$j$prof" >"$tmp/run$j" 2>&1 ||
       { failed "run at RELAYC_JOBS=$j $prof"; cat "$tmp/run$j"; }
   done
-  diff -r "$tmp/out1$prof" "$tmp/out2$prof" >/dev/null || failed "$prof: the parts give other results"
+  diff -r "$tmp/out1$prof" "$tmp/out2$prof" >/dev/null || failed "$prof: two parts give other results"
+  diff -r "$tmp/out1$prof" "$tmp/out3$prof" >/dev/null || failed "$prof: three parts give other results"
   if [ -n "$prof" ]; then
     [ "$(grep -c 'conv2d' "$tmp/run2")" -ge 2 ] || { failed "--profile in parts: no conv2d rows"; cat "$tmp/run2"; }
   fi
