@@ -23,6 +23,15 @@ const Source *srcmap_get(const SourceMap *sm, uint32_t file) {
   return &sm->files.data[file - 1];
 }
 
+void srcmap_truncate(SourceMap *sm, uint32_t file, size_t len) {
+  if (file == 0 || file > (uint32_t)sm->files.len) return;
+  Source *s = &sm->files.data[file - 1];
+  if (len >= s->len) return;
+  s->text = rly_xrealloc(s->text, len + 1);
+  s->text[len] = 0;
+  s->len = len;
+}
+
 void srcmap_free(SourceMap *sm) {
   for (int i = 0; i < sm->files.len; i++) {
     free(sm->files.data[i].name);

@@ -36,6 +36,9 @@ typedef struct SourceMap {
 /* Adds a file's text (takes ownership of text, copies name); returns its index (>= 1). */
 uint32_t srcmap_add(SourceMap *sm, const char *name, char *text, size_t len);
 const Source *srcmap_get(const SourceMap *sm, uint32_t file);
+/* Keeps the first len bytes of a file's text (less than its length) and
+** gives the rest back: a weight-laden metadata section once decoded. */
+void srcmap_truncate(SourceMap *sm, uint32_t file, size_t len);
 void srcmap_free(SourceMap *sm);
 
 enum { DIAG_MAX_ERRORS = 20 };

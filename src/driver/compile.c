@@ -286,8 +286,16 @@ int rly_compile(rly_compiler *c) {
   }
   Phases ph = {0};
   double t = now_ms();
-  Module *m = parse_module_files_timed(&c->sm, c->files.data, c->files.len, &c->d, &ph.metadata);
+  size_t *meta_at = rly_xcalloc((size_t)c->files.len, sizeof *meta_at);
+  Module *m = parse_module_files_timed(&c->sm, c->files.data, c->files.len, &c->d, &ph.metadata, meta_at);
   bool ok = m != NULL;
+  /* The metadata sections' text (ResNet-50: 130 MB of base64 weights,
+  ** decoded into the module) goes back before the build doubles the
+  ** weights (packed filters); no diagnostic can point into it any more
+  ** unless parsing reported one there. */
+  for (int i = 0; ok && c->d.items.len == 0 && i < c->files.len; i++)
+    if (meta_at[i]) srcmap_truncate(&c->sm, c->files.data[i], meta_at[i]);
+  free(meta_at);
   double t1 = now_ms();
   ph.parse = t1 - t - ph.metadata; /* lexing and parsing, less the metadata sections */
   if (ph.parse < 0) ph.parse = 0;

@@ -72,6 +72,7 @@ typedef struct FileState {
   bool expr_mode;          /* an expression file (no def/type) */
   bool parse_expr;         /* expression mode with something to parse */
   int errors;              /* errors while lexing it and reading its header */
+  size_t meta_at;          /* where its metadata section's text starts; 0: none */
   Vec(TypeRange) type_ranges;
 } FileState;
 
@@ -1490,6 +1491,7 @@ static void parse_body(Parser *p, FileState *f) {
   if (at(p, TOK_METADATA)) {
     Token *mt = cur(p);
     size_t off = mt->u.metadata.offset;
+    f->meta_at = off;
     md = meta_parse_borrowed(p->src->text + off, p->src->len - off, d, mt->span);
   }
   resolve_metadata(p, md);
@@ -1499,10 +1501,11 @@ static void parse_body(Parser *p, FileState *f) {
 }
 
 Module *parse_module_files(const SourceMap *sm, const uint32_t *files, int nfiles, Diag *d) {
-  return parse_module_files_timed(sm, files, nfiles, d, NULL);
+  return parse_module_files_timed(sm, files, nfiles, d, NULL, NULL);
 }
 
-Module *parse_module_files_timed(const SourceMap *sm, const uint32_t *files, int nfiles, Diag *d, double *metadata_ms) {
+Module *parse_module_files_timed(const SourceMap *sm, const uint32_t *files, int nfiles, Diag *d, double *metadata_ms,
+                                 size_t *meta_at) {
   Parser ps;
   Parser *p = &ps;
   memset(p, 0, sizeof *p);
@@ -1547,6 +1550,7 @@ Module *parse_module_files_timed(const SourceMap *sm, const uint32_t *files, int
   VEC_FREE(&p->defs);
   VEC_FREE(&p->types);
   for (int i = 0; i < nfiles; i++) {
+    if (meta_at) meta_at[i] = fs[i].meta_at;
     tokens_free(&fs[i].tl);
     VEC_FREE(&fs[i].type_ranges);
   }

@@ -26,8 +26,11 @@ Module *parse_module(const SourceMap *sm, uint32_t file, Diag *d);
 Module *parse_module_files(const SourceMap *sm, const uint32_t *files, int nfiles, Diag *d);
 /* The same, adding to *metadata_ms (when not NULL) the wall time spent
 ** reading the metadata sections (JSON, base64 and NDArray decoding): the
-** phases of `relayc build --stats`. */
-Module *parse_module_files_timed(const SourceMap *sm, const uint32_t *files, int nfiles, Diag *d, double *metadata_ms);
+** phases of `relayc build --stats`; and, meta_at not NULL, setting
+** meta_at[i] to where file i's metadata section's text starts (0: none),
+** which nothing reads once the module is made (srcmap_truncate). */
+Module *parse_module_files_timed(const SourceMap *sm, const uint32_t *files, int nfiles, Diag *d, double *metadata_ms,
+                                 size_t *meta_at);
 
 /* Binds the parameters of @main whose names match entries (as TVM's
 ** bind_params_by_name does): each such parameter is removed from @main's
