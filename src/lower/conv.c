@@ -10,9 +10,16 @@
 **   consecutive floats at any stride. Four output rows at a time (four
 **   independent accumulators), W outputs of each per vector, every tap
 **   unrolled (one broadcast of its weight, a load and an FMA per row); the
-**   end of a row as one more vector through a buffer (the plane buffer has
-**   W floats of slack); the epilogue runs over the channel's plane while
-**   it is in cache.
+**   end of a row as one more vector ending at the row's end (rows longer
+**   than a vector), a masked store (shorter ones: AVX-512, AVX2) or a
+**   buffer (the portable version's rows under 4); the epilogue runs over
+**   the channel's plane while it is in cache. Large planes (112x112) are
+**   copied and go through the epilogue a few rows at a time, as the rows
+**   need them, and prefetch the next plane into L2; AVX-512's small
+**   stride-1 planes whose rows are not a multiple of 16 (7x7 to 28x28) are
+**   computed flat, 16 pixels per vector across rows, each tap a masked load
+**   of the input in place (no copy). DW_* (put_dw) says where, and what
+**   each measured.
 ** - CONV_1X1, 1x1 at stride 1 without padding: per batch and group, the
 **   GEMM C[oc, pixel] = W[oc, ci] X[ci, pixel], whose B operand is the
 **   input itself (rows of H*W pixels).
@@ -303,10 +310,51 @@ static void vop(StrBuf *sb, const Vops *v, GemmVop op, const char *a, const char
   gemm_put_vop(sb, v->i, v->name, op, a, b, c);
 }
 
-/* The copy of the plane at `src` (h x w) into the zero-padded buffer at
-** `dst` (hp rows of rl floats, columns split by phase), at indentation ind. */
-static void put_plane_copy(StrBuf *sb, const Conv *C, int ind, const char *dst, const char *src) {
-  sb_printf(sb, "%*sfor (int64_t ih = 0; ih < %lld; ih++) {\n", ind, "", (long long)C->h);
+/* The copy of input rows [ih0, ih1) of the plane at `src` (h x w) into the
+** zero-padded buffer at `dst` (hp rows of rl floats, columns split by
+** phase), at indentation ind, in ISA version of W lanes. AVX-512 at
+** stride 2: 32 input floats at a time into 16 of one phase (a permute),
+** the row's end masked (GCC vectorizes the loops below 16 outputs at a
+** time and leaves the rest of each phase scalar: MobileNetV2's stride-2
+** layers took 5 to 20% longer; its 112x112 one was faster on them while
+** its planes were copied whole, not by rows). */
+static void put_plane_copy(StrBuf *sb, const Conv *C, int ind, const char *dst, const char *src, int w, const char *ih0,
+                           const char *ih1) {
+  if (w == 16 && C->sw == 2) {
+    long long W = C->w, pl = C->pl, ph = C->ph;
+    /* input column x + 2i: padded column x + 2i + PL, phase PL % 2, index x / 2 + i + PL / 2; x + 2i + 1 likewise */
+    long long de = (pl % 2) * ph + pl / 2, dd = ((pl + 1) % 2) * ph + (pl + 1) / 2;
+    sb_printf(sb, "%*sconst __m512i ie = _mm512_setr_epi32(", ind, "");
+    for (int l = 0; l < 16; l++) sb_printf(sb, "%s%d", l ? ", " : "", 2 * l);
+    sb_printf(sb, ");\n%*sconst __m512i io = _mm512_setr_epi32(", ind, "");
+    for (int l = 0; l < 16; l++) sb_printf(sb, "%s%d", l ? ", " : "", 2 * l + 1);
+    sb_puts(sb, ");\n");
+    sb_printf(sb, "%*sfor (int64_t ih = %s; ih < %s; ih++) {\n", ind, "", ih0, ih1);
+    sb_printf(sb, "%*s  const float *restrict r = %s + ih * %lld;\n", ind, "", src, W);
+    sb_printf(sb, "%*s  float *restrict d = %s + (ih + %lld) * %lld;\n", ind, "", dst, (long long)C->pt, (long long)C->rl);
+    /* one pass over the row per phase (one pass for both, each load
+    ** feeding two permutes, measured slower on 112x112 planes) */
+    for (int odd = 0; odd < 2; odd++) {
+      const char *ix = odd ? "io" : "ie";
+      long long at = odd ? dd : de, x = W / 32 * 32, n = W - x, nw = odd ? n / 2 : (n + 1) / 2;
+      if (W >= 32) {
+        sb_printf(sb, "%*s  for (int64_t x = 0; x + 32 <= %lld; x += 32)\n", ind, "", W);
+        sb_printf(sb, "%*s    _mm512_storeu_ps(d + %lld + x / 2, _mm512_permutex2var_ps(_mm512_loadu_ps(r + x), %s, "
+                      "_mm512_loadu_ps(r + x + 16)));\n", ind, "", at, ix);
+      }
+      if (!nw) continue;
+      long long na = n < 16 ? n : 16, nb = n - na;
+      sb_printf(sb, "%*s  _mm512_mask_storeu_ps(d + %lld, (__mmask16)0x%llx, _mm512_permutex2var_ps(", ind, "", at + x / 2,
+                (1ull << nw) - 1);
+      if (na == 16) sb_printf(sb, "_mm512_loadu_ps(r + %lld), %s, ", x, ix);
+      else sb_printf(sb, "_mm512_maskz_loadu_ps((__mmask16)0x%llx, r + %lld), %s, ", (1ull << na) - 1, x, ix);
+      if (nb) sb_printf(sb, "_mm512_maskz_loadu_ps((__mmask16)0x%llx, r + %lld)));\n", (1ull << nb) - 1, x + 16);
+      else sb_puts(sb, "_mm512_setzero_ps()));\n");
+    }
+    sb_printf(sb, "%*s}\n", ind, "");
+    return;
+  }
+  sb_printf(sb, "%*sfor (int64_t ih = %s; ih < %s; ih++) {\n", ind, "", ih0, ih1);
   if (C->sw == 1) {
     sb_printf(sb, "%*s  memcpy(%s + (ih + %lld) * %lld + %lld, %s + ih * %lld, %lld);\n", ind, "", dst, (long long)C->pt,
               (long long)C->rl, (long long)C->pl, src, (long long)C->w, (long long)(C->w * 4));
@@ -326,15 +374,47 @@ static void put_plane_copy(StrBuf *sb, const Conv *C, int ind, const char *dst, 
 
 enum { DW_ROWS = 4 }; /* the depthwise kernel's output rows per step */
 
+/* How the depthwise kernel stores the end of a row (OW mod W outputs):
+** none; one more vector ending at the row's end, over outputs the last
+** one stored already (the same values: each output's sum is the same
+** operations in the same order); a masked store, where a row is shorter
+** than a vector (AVX-512, AVX2); through a buffer (the portable version's
+** rows shorter than its 4 lanes). */
+typedef enum DwTail { DW_TAIL_NONE, DW_TAIL_OVERLAP, DW_TAIL_MASK, DW_TAIL_BUF } DwTail;
+
+static DwTail dw_tail(const Conv *C, int w) {
+  if (C->ow % w == 0) return DW_TAIL_NONE;
+  if (C->ow > w) return DW_TAIL_OVERLAP;
+  return w == 4 ? DW_TAIL_BUF : DW_TAIL_MASK;
+}
+
+/* The store of vector `acc` to the first n lanes at p (n < W: a masked
+** store, AVX-512 or AVX2). */
+static void put_dw_store(StrBuf *sb, const Vops *V, int w, const char *p, const char *acc, int64_t n) {
+  if (n >= w) vop(sb, V, GV_STORE, p, acc, NULL);
+  else if (w == 16) sb_printf(sb, "_mm512_mask_storeu_ps(%s, (__mmask16)0x%llx, %s)", p, (1ull << n) - 1, acc);
+  else {
+    sb_printf(sb, "_mm256_maskstore_ps(%s, _mm256_setr_epi32(", p);
+    for (int l = 0; l < 8; l++) sb_printf(sb, "%s%d", l ? ", " : "", l < n ? -1 : 0);
+    sb_printf(sb, "), %s)", acc);
+  }
+}
+
 /* `rows` output rows of the depthwise kernel from row oh (in scope, with
 ** oc, wk, c, xp): W outputs of each row per vector, every tap unrolled (one
-** broadcast of its weight for all rows), the rest of the rows through a
-** buffer (one vector: xp has W floats of slack). */
-static void put_dw_rows(StrBuf *sb, const Conv *C, const Vops *V, int w, int rows) {
+** broadcast of its weight for all rows), the end of the rows as dw_tail
+** says (a buffer: one vector; xp has W floats of slack); each vector of
+** the main loop prefetches pf lines at pn (pn += 64), spread over its taps. */
+static void put_dw_rows(StrBuf *sb, const Conv *C, const Vops *V, int w, int rows, int64_t pf) {
   long long rl = C->rl, ph = C->ph, ow = C->ow;
+  DwTail tk = dw_tail(C, w);
   sb_puts(sb, "          int64_t j = 0;\n");
   for (int tail = 0; tail < 2; tail++) {
+    if (!tail && ow < w) continue;
+    if (tail && tk == DW_TAIL_NONE) break;
     if (!tail) sb_printf(sb, "          for (; j + %d <= %lld; j += %d) {\n", w, ow, w);
+    else if (tk == DW_TAIL_OVERLAP) sb_printf(sb, "          if (j < %lld) {\n            j = %lld;\n", ow, ow - w);
+    else if (tk == DW_TAIL_MASK) sb_puts(sb, "          {\n");
     else sb_printf(sb, "          if (j < %lld) {\n            float tail[%d][%d];\n", ow, rows, w);
     for (int r = 0; r < rows; r++) {
       sb_puts(sb, "            ");
@@ -364,18 +444,20 @@ static void put_dw_rows(StrBuf *sb, const Conv *C, const Vops *V, int w, int row
           sb_puts(sb, ";\n");
           sb_free(&l);
         }
+        for (int64_t t = a * C->kw + b, e = !tail ? (t + 1) * pf / (C->kh * C->kw) - t * pf / (C->kh * C->kw) : 0; e > 0; e--)
+          sb_puts(sb, "              __builtin_prefetch(pn, 0, 2);\n              pn += 64;\n");
         sb_puts(sb, "            }\n");
       }
     for (int r = 0; r < rows; r++) {
       char p[96], acc[16];
-      if (!tail) snprintf(p, sizeof p, "c + oc * %lld + (oh + %d) * %lld + j", (long long)C->np, r, ow);
-      else snprintf(p, sizeof p, "tail[%d]", r);
+      if (tail && tk == DW_TAIL_BUF) snprintf(p, sizeof p, "tail[%d]", r);
+      else snprintf(p, sizeof p, "c + oc * %lld + (oh + %d) * %lld + j", (long long)C->np, r, ow);
       snprintf(acc, sizeof acc, "acc%d", r);
       sb_puts(sb, "            ");
-      vop(sb, V, GV_STORE, p, acc, NULL);
+      put_dw_store(sb, V, w, p, acc, tail && tk == DW_TAIL_MASK ? ow : w);
       sb_puts(sb, ";\n");
     }
-    if (tail) {
+    if (tail && tk == DW_TAIL_BUF) {
       sb_printf(sb, "            for (int64_t r = 0; r < %d; r++)\n", rows);
       sb_printf(sb, "              for (int64_t e = 0; j + e < %lld; e++) c[oc * %lld + (oh + r) * %lld + j + e] = tail[r][e];\n",
                 ow, (long long)C->np, ow);
@@ -384,9 +466,109 @@ static void put_dw_rows(StrBuf *sb, const Conv *C, const Vops *V, int w, int row
   }
 }
 
+/* The input planes of at least DW_PF_MIN floats are prefetched (into L2)
+** a plane ahead; planes whose buffer (hp x rl) has DW_ROWCOPY_MIN floats or
+** more are copied a few rows at a time (put_dw_copy_rows), the others
+** whole first; planes of rows that are not a multiple of 16 outputs take
+** the flat kernel (dw_flat) up to DW_FLAT_MAX vectors, in groups of up to
+** DW_FLAT_GROUP accumulators. Measured on MobileNetV2 at one thread
+** (minimum us per call, each against the state before it): prefetching,
+** its 112x112 layers 300 -> 280 and 470 -> 450 (stride 2), 56x56 290 ->
+** 250; the copy by rows, its 112x112 layers 300 -> 280 and 550 -> 490
+** (and the epilogue by rows after it, 297 -> 286 at stride 1), but 20 to
+** 80% slower on 28x28 and 14x14 planes (in L1 anyway); flat, 7x7 80 ->
+** 21, 14x14 42 -> 27, 28x28 70 -> 65. */
+enum { DW_PF_MIN = 2048, DW_FLAT_MAX = 64, DW_FLAT_GROUP = 8, DW_ROWCOPY_MIN = 8192 };
+
+/* Whether ISA version of W lanes computes the planes flat (put_dw_flat):
+** AVX-512 (masked loads that do not fault), stride 1, rows as wide as the
+** input's (so that a tap's input is at one offset from its output at any
+** pixel), not a multiple of a vector (where the rows of put_dw_rows leave
+** lanes empty or compute some twice), and few vectors per plane (every one
+** unrolled). */
+static bool dw_flat(const Conv *C, int w) {
+  return w == 16 && C->sh == 1 && C->sw == 1 && C->ow == C->w && C->ow % 16 && (C->np + 15) / 16 <= DW_FLAT_MAX;
+}
+
+/* Plane oc of the depthwise kernel flat (dw_flat; in scope: s, sa = its
+** address, oc, wk, c): the plane's outputs 16 pixels per vector whatever
+** the rows, each tap a load at the output's pixel plus a constant offset,
+** masked to the pixels whose tap reads inside the plane (the rest read
+** zero, as from the zero borders; masked-off lanes do not fault, even
+** before or past the tensor); the last vector stored masked. The same FMAs
+** in the same order per output as put_dw_rows, so the same bits. Reads
+** the input in place: no copy. */
+static void put_dw_flat(StrBuf *sb, const Conv *C, const Vops *V) {
+  int64_t nv = (C->np + 15) / 16, ng = (nv + DW_FLAT_GROUP - 1) / DW_FLAT_GROUP, gs = (nv + ng - 1) / ng;
+  int64_t nk = C->kh * C->kw;
+  for (int64_t t = 0; t < nk; t++) sb_printf(sb, "        const __m512 k%lld = _mm512_set1_ps(wk[%lld]);\n", (long long)t, (long long)t);
+  for (int64_t v0 = 0; v0 < nv; v0 += gs) {
+    int64_t v1 = v0 + gs < nv ? v0 + gs : nv;
+    sb_puts(sb, "        {\n");
+    for (int64_t v = v0; v < v1; v++) sb_printf(sb, "          __m512 acc%lld = _mm512_setzero_ps();\n", (long long)(v - v0));
+    for (int64_t a = 0; a < C->kh; a++)
+      for (int64_t b = 0; b < C->kw; b++) {
+        int64_t dy = a * C->dh - C->pt, dx = b * C->dw - C->pl, off = dy * C->w + dx;
+        for (int64_t v = v0; v < v1; v++) {
+          unsigned mask = 0;
+          for (int l = 0; l < 16; l++) {
+            int64_t px = v * 16 + l;
+            if (px >= C->np) break;
+            int64_t iy = px / C->ow + dy, ix = px % C->ow + dx;
+            if (iy >= 0 && iy < C->h && ix >= 0 && ix < C->w) mask |= 1u << l;
+          }
+          long long ob = (long long)((v * 16 + off) * 4);
+          char addr[64];
+          snprintf(addr, sizeof addr, "(const void *)(sa %c %lldu)", ob < 0 ? '-' : '+', ob < 0 ? -ob : ob);
+          sb_printf(sb, "          acc%lld = _mm512_fmadd_ps(k%lld, ", (long long)(v - v0), (long long)(a * C->kw + b));
+          if (!mask) sb_puts(sb, "_mm512_setzero_ps()");
+          else if (mask == 0xffff) sb_printf(sb, "_mm512_loadu_ps(%s)", addr);
+          else sb_printf(sb, "_mm512_maskz_loadu_ps((__mmask16)0x%x, %s)", mask, addr);
+          sb_printf(sb, ", acc%lld);\n", (long long)(v - v0));
+        }
+      }
+    for (int64_t v = v0; v < v1; v++) {
+      char p[96], acc[24];
+      snprintf(p, sizeof p, "c + oc * %lld + %lld", (long long)C->np, (long long)(v * 16));
+      snprintf(acc, sizeof acc, "acc%lld", (long long)(v - v0));
+      sb_puts(sb, "          ");
+      put_dw_store(sb, V, 16, p, acc, C->np - v * 16 < 16 ? C->np - v * 16 : 16);
+      sb_puts(sb, ";\n");
+    }
+    sb_puts(sb, "        }\n");
+  }
+}
+
+/* The copy into xp of the input rows that output rows [oh, oh + rows)
+** read and the rows before have not (ihc: the rows copied so far), just
+** before they are computed: the copy's reads from memory overlap the FMAs
+** of the rows before, and the rows the FMAs read are in L1 (a plane's
+** buffer may not be: 52 KB at 112x112). */
+static void put_dw_copy_rows(StrBuf *sb, const Conv *C, int w, int rows) {
+  long long last = (rows - 1) * C->sh + (C->kh - 1) * C->dh - C->pt + 1;
+  sb_printf(sb, "          {\n            int64_t ihn = oh * %lld %c %lld;\n", (long long)C->sh, last < 0 ? '-' : '+',
+            last < 0 ? -last : last);
+  sb_printf(sb, "            if (ihn > %lld) ihn = %lld;\n", (long long)C->h, (long long)C->h);
+  sb_puts(sb, "            if (ihc < ihn) {\n");
+  put_plane_copy(sb, C, 14, "xp", "s", w, "ihc", "ihn");
+  sb_puts(sb, "              ihc = ihn;\n            }\n          }\n");
+}
+
+/* The epilogue on output rows [oh, oh + rows) of plane oc, just stored
+** (large planes, copied by rows: the plane's result may not stay in L1
+** until its end: 50 KB at 112x112). */
+static void put_dw_epilogue_rows(StrBuf *sb, const char *name, const Conv *C, int rows) {
+  char j0[48], j1[48];
+  snprintf(j0, sizeof j0, "oh * %lld", (long long)C->ow);
+  snprintf(j1, sizeof j1, "(oh + %d) * %lld", rows, (long long)C->ow);
+  gemm_put_epilogue_call(sb, name, &C->ew, 10, "oc", "oc + 1", j0, j1);
+}
+
 /* Depthwise: per input channel, its plane into xp (rows of RL = SW * PH
 ** floats: phase f of a padded row holds its columns f, f + SW, ...), then
-** each output row from it. */
+** each output row from it (large planes: the copy and the epilogue by
+** rows, as the rows need them); or (dw_flat) the plane flat from the
+** input, without a copy. */
 static void put_dw(StrBuf *sb, int i, const char *name, const Conv *C) {
   int w, mr, nr;
   gemm_isa_tile(i, &w, &mr, &nr);
@@ -402,19 +584,38 @@ static void put_dw(StrBuf *sb, int i, const char *name, const Conv *C) {
   sb_printf(sb, "    float *restrict c = o + q * %lld;\n", (long long)(C->oc * np));
   sb_puts(sb, "    {\n");
   sb_printf(sb, "      const float *restrict s = xin + p * %lld;\n", (long long)(C->h * C->w));
-  put_plane_copy(sb, C, 6, "xp", "s");
+  bool flat = dw_flat(C, w), by_rows = C->hp * C->rl >= DW_ROWCOPY_MIN;
+  if (flat) sb_puts(sb, "      const uintptr_t sa = (uintptr_t)s;\n      (void)xp;\n");
+  else if (!by_rows) {
+    char hs[32];
+    snprintf(hs, sizeof hs, "%lld", (long long)C->h);
+    put_plane_copy(sb, C, 6, "xp", "s", w, "0", hs);
+  }
+  else sb_puts(sb, "      int64_t ihc = 0; /* the input rows copied */\n");
   sb_printf(sb, "      for (int64_t mu = 0; mu < %lld; mu++) {\n", (long long)C->m);
   sb_printf(sb, "        const int64_t oc = ci * %lld + mu;\n", (long long)C->m);
   sb_printf(sb, "        const float *restrict wk = w + oc * %lld;\n", (long long)(C->kh * C->kw));
-  /* DW_ROWS output rows at a time (independent accumulators), then one */
-  sb_printf(sb, "        int64_t oh = 0;\n");
-  sb_printf(sb, "        for (; oh + %d <= %lld; oh += %d) {\n", DW_ROWS, (long long)C->oh, DW_ROWS);
-  put_dw_rows(sb, C, &V, w, DW_ROWS);
-  sb_puts(sb, "        }\n");
-  sb_printf(sb, "        for (; oh < %lld; oh++) {\n", (long long)C->oh);
-  put_dw_rows(sb, C, &V, w, 1);
-  sb_puts(sb, "        }\n");
-  if (C->epilogue) {
+  if (flat) put_dw_flat(sb, C, &V);
+  else {
+    /* DW_ROWS output rows at a time (independent accumulators), then
+    ** one; large planes prefetch the next one meanwhile (its copy then
+    ** reads L2, not memory, and the loads overlap the FMAs) */
+    int64_t lines = (C->h * C->w + 15) / 16, steps = C->oh / DW_ROWS * (C->ow / w);
+    int64_t per = C->h * C->w >= DW_PF_MIN && steps ? (lines + steps - 1) / steps : 0;
+    sb_printf(sb, "        int64_t oh = 0;\n");
+    if (per) sb_printf(sb, "        const char *pn = (const char *)(s + %lld);\n", (long long)(C->h * C->w));
+    sb_printf(sb, "        for (; oh + %d <= %lld; oh += %d) {\n", DW_ROWS, (long long)C->oh, DW_ROWS);
+    if (by_rows) put_dw_copy_rows(sb, C, w, DW_ROWS);
+    put_dw_rows(sb, C, &V, w, DW_ROWS, per);
+    if (by_rows && C->epilogue) put_dw_epilogue_rows(sb, name, C, DW_ROWS);
+    sb_puts(sb, "        }\n");
+    sb_printf(sb, "        for (; oh < %lld; oh++) {\n", (long long)C->oh);
+    if (by_rows) put_dw_copy_rows(sb, C, w, 1);
+    put_dw_rows(sb, C, &V, w, 1, 0);
+    if (by_rows && C->epilogue) put_dw_epilogue_rows(sb, name, C, 1);
+    sb_puts(sb, "        }\n");
+  }
+  if (C->epilogue && (flat || !by_rows)) {
     char j1[32];
     snprintf(j1, sizeof j1, "%lld", np);
     gemm_put_epilogue_call(sb, name, &C->ew, 8, "oc", "oc + 1", "0", j1);
