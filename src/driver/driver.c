@@ -701,12 +701,14 @@ static bool run_tool(const BuildOptions *o, const ArgList *argv, const char *wha
 ** core; but each part reads the headers again (immintrin.h: about 0.5 s),
 ** so a part takes PART_MIN_BYTES of bodies at least (about 2 s of
 ** compile): n is at most N, B / PART_MIN_BYTES, the CPUs and PARTS_MAX.
-** GCC holds a whole file's functions until its end (ResNet-50 whole: 400
-** MB, a body alone under 160 MB), so a file of more than PART_MAX_BYTES
-** is split further, the parts queued for the CPUs. RELAYC_JOBS=J sets the
+** GCC holds a whole file's functions until its end (ResNet-50 whole: 360
+** to 400 MB, half of it 260 MB, a body alone under 160 MB; relayc itself
+** 270 MB), so a file of more than PART_MAX_BYTES is split further, the
+** parts queued for the CPUs; each part costs CPU time (ResNet-50: 17.6 s
+** whole, about 22 s in 4 parts). RELAYC_JOBS=J sets the
 ** CPUs and, set, drops the PART_MIN_BYTES rule; RLY_PART_BYTES=B sets
 ** PART_MAX_BYTES (tests). */
-enum { PARTS_MAX = 16, PART_MIN_BYTES = 128 * 1024, PART_MAX_BYTES = 256 * 1024 };
+enum { PARTS_MAX = 16, PART_MIN_BYTES = 128 * 1024, PART_MAX_BYTES = 512 * 1024 };
 
 /* The parts to compile c_file in (1: whole) and the CPUs to use. */
 static int build_parts(const char *c_file, int *cpus_out) {
