@@ -80,7 +80,11 @@ async function main(argv) {
   return 0;
 }
 
-main(process.argv.slice(2)).then((s) => process.exit(s), (e) => {
-  process.stderr.write(`${e.stack || e}\n`);
-  process.exit(1);
-});
+module.exports = { readNpy };
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then((s) => process.exit(s), (e) => {
+    process.stderr.write(`${e.stack || e}\n`);
+    process.exit(1);
+  });
+}
