@@ -66,6 +66,8 @@ struct rly_compiler {
   size_t blob_min;
   bool blob_written;      /* the last rly_compile wrote blob_path */
   bool want_stats;        /* rly_set_stats */
+  bool release_meta;      /* rly_set_release_metadata_text */
+  bool meta_released;     /* a source's metadata text was given back */
   StrBuf stats;           /* rly_stats */
   char message[1024];
 };
@@ -132,6 +134,8 @@ int rly_set_threads(rly_compiler *c, int n) {
 }
 
 void rly_set_stats(rly_compiler *c, int on) { c->want_stats = on != 0; }
+
+void rly_set_release_metadata_text(rly_compiler *c, int on) { c->release_meta = on != 0; }
 
 const char *rly_stats(const rly_compiler *c) { return c->stats.data ? c->stats.data : ""; }
 
@@ -284,17 +288,26 @@ int rly_compile(rly_compiler *c) {
              c->unreadable ? "a source file could not be read" : "no source to compile");
     return -1;
   }
+  if (c->meta_released) {
+    snprintf(c->message, sizeof c->message, "%s",
+             "the sources' metadata text was given back after the last compile (rly_set_release_metadata_text): "
+             "add the files to a new compiler");
+    return -1;
+  }
   Phases ph = {0};
   double t = now_ms();
   size_t *meta_at = rly_xcalloc((size_t)c->files.len, sizeof *meta_at);
   Module *m = parse_module_files_timed(&c->sm, c->files.data, c->files.len, &c->d, &ph.metadata, meta_at);
   bool ok = m != NULL;
-  /* The metadata sections' text (ResNet-50: 130 MB of base64 weights,
-  ** decoded into the module) goes back before the build doubles the
-  ** weights (packed filters); no diagnostic can point into it any more
-  ** unless parsing reported one there. */
-  for (int i = 0; ok && c->d.items.len == 0 && i < c->files.len; i++)
-    if (meta_at[i]) srcmap_truncate(&c->sm, c->files.data[i], meta_at[i]);
+  /* Asked (rly_set_release_metadata_text), the metadata sections' text
+  ** (ResNet-50: 130 MB of base64 weights, decoded into the module) goes
+  ** back before the build doubles the weights (packed filters); no
+  ** diagnostic can point into it any more unless parsing reported one. */
+  for (int i = 0; c->release_meta && ok && c->d.items.len == 0 && i < c->files.len; i++)
+    if (meta_at[i]) {
+      srcmap_truncate(&c->sm, c->files.data[i], meta_at[i]);
+      c->meta_released = true;
+    }
   free(meta_at);
   double t1 = now_ms();
   ph.parse = t1 - t - ph.metadata; /* lexing and parsing, less the metadata sections */

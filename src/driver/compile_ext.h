@@ -32,6 +32,13 @@ void rly_set_blob_file(rly_compiler *c, const char *path, size_t min_bytes);
 /* Did the last rly_compile write the blob file? */
 int rly_blob_written(const rly_compiler *c);
 
+/* From the next rly_compile on (a compiler that compiles once: the command
+** line): once the module is parsed, give back the text of the metadata
+** sections (a big model's weights in base64) unless parsing reported
+** anything. The sources can then not be compiled again: a later
+** rly_compile fails and says so. */
+void rly_set_release_metadata_text(rly_compiler *c, int on);
+
 /* From the next rly_compile on: collect statistics (rly_stats). */
 void rly_set_stats(rly_compiler *c, int on);
 /* After a successful rly_compile with statistics on: what was built (fused

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "driver/compile_ext.h"
 #include "relayc/relayc.h"
 
 static const char good[] =
@@ -171,6 +172,31 @@ static void test_files_and_params(void) {
   CHECK_EQ(rly_compile(c), 0);
   CHECK(contains(rly_c_text(c, NULL), "\"main\""));
   rly_compiler_free(c);
+}
+
+/* A file with a metadata section compiles again and again (the same C),
+** unless the compiler was asked to give its text back
+** (rly_set_release_metadata_text, the command line's one compile): then
+** the first compile is the same and a second fails and says why. */
+static void test_metadata_text(void) {
+  rly_compiler *c = rly_compiler_new();
+  CHECK_EQ(rly_add_file(c, "tests/corpus/metadata_consts.relay"), 0);
+  CHECK_EQ(rly_compile(c), 0);
+  const char *t = rly_c_text(c, NULL);
+  char *first = malloc(strlen(t) + 1);
+  strcpy(first, t);
+  CHECK_EQ(rly_compile(c), 0);
+  CHECK_STR(rly_c_text(c, NULL), first);
+  rly_compiler_free(c);
+  c = rly_compiler_new();
+  CHECK_EQ(rly_add_file(c, "tests/corpus/metadata_consts.relay"), 0);
+  rly_set_release_metadata_text(c, 1);
+  CHECK_EQ(rly_compile(c), 0);
+  CHECK_STR(rly_c_text(c, NULL), first);
+  CHECK(rly_compile(c) != 0);
+  CHECK(contains(rly_message(c), "metadata text was given back"));
+  rly_compiler_free(c);
+  free(first);
 }
 
 /* The passes that prepare a module for code generation. */
@@ -381,6 +407,7 @@ int main(void) {
   test_default_name_and_options();
   test_errors();
   test_files_and_params();
+  test_metadata_text();
   test_prepare();
   return check_report("test_compile");
 }

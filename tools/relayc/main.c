@@ -653,6 +653,7 @@ static bool compile_to(const Options *o, const char *name, EmitKind emit, const 
     }
   rly_set_params_file(rc, o->params);
   rly_set_stats(rc, o->stats);
+  rly_set_release_metadata_text(rc, 1); /* one compile: the weights' text goes back once decoded */
   /* Errors of the C compiler and of temporary files: no source positions. */
   SourceMap nosm = {0};
   Diag d;
