@@ -145,6 +145,28 @@ mv "$tmp/c/moved.so" "$tmp/a/big.so"
 expect 0 '' "$relayc" build "$big" -o "$tmp/b/big.so" --cc "$cc"
 check 'cmp -s "$tmp/a/big.so" "$tmp/b/big.so"' "two builds of big.so differ"
 
+# A library of big constants is linked by gold, else lld, where PATH has
+# one (driver.c, fast_linker; RLY_FAST_LINK_BYTES=0 makes these 1.3 MB
+# big); should that link fail, the C compiler's own linker links again.
+if command -v ld.gold >/dev/null 2>&1 || command -v ld.lld >/dev/null 2>&1; then
+  RLY_FAST_LINK_BYTES=0 "$relayc" build "$big" -o "$tmp/b/fast.so" -v --cc "$cc" >"$tmp/log" 2>&1
+  check '[ $? -eq 0 ]' "build with a fast linker: $(cat "$tmp/log")"
+  has "$tmp/log" '-fuse-ld=(gold|lld)' "the library is linked by gold or lld"
+  expect 0 '' "$relayc" run "$tmp/b/fast.so" --input x="$tmp/x.npy" --output "$tmp/got_fast.npy"
+  expect 0 '' "$npycmp" "$tmp/got_fast.npy" "$tmp/want.npy"
+fi
+mkdir "$tmp/bin"
+printf '#!/bin/sh\necho "ld.gold: broken" >&2\nexit 1\n' >"$tmp/bin/ld.gold"
+chmod +x "$tmp/bin/ld.gold"
+PATH="$tmp/bin:$PATH" RLY_FAST_LINK_BYTES=0 "$relayc" build "$big" -o "$tmp/b/slow.so" -v --cc "$cc" >"$tmp/log" 2>&1
+check '[ $? -eq 0 ]' "build with a broken ld.gold: $(cat "$tmp/log")"
+has "$tmp/log" '^# -fuse-ld=gold failed; linking again' "a failed fast link is done again"
+check '! grep -q "broken" "$tmp/log"' "the failed link's message is shown: $(cat "$tmp/log")"
+expect 0 '' "$relayc" run "$tmp/b/slow.so" --input x="$tmp/x.npy" --output "$tmp/got_slow.npy"
+expect 0 '' "$npycmp" "$tmp/got_slow.npy" "$tmp/want.npy"
+RELAYC_LD=default RLY_FAST_LINK_BYTES=0 "$relayc" build "$big" -o "$tmp/b/slow.so" -v --cc "$cc" >"$tmp/log" 2>&1
+check '! grep -q -- "-fuse-ld" "$tmp/log"' "RELAYC_LD=default still chose a linker"
+
 # A static library and an object: linked into a C program that calls the
 # typed entry point.
 expect 0 '' "$relayc" build "$big" -o "$tmp/a/libbig.a" --cc "$cc"
