@@ -76,6 +76,22 @@ void rlyrt_set_allocator(const rlyrt_allocator *a);
 void *rlyrt_alloc(size_t size, size_t align);
 void rlyrt_free(void *p);
 
+/* Scratch: size bytes, 64-aligned, for the length of one call (a kernel's
+** or a function's workspace), freed with rlyrt_scratch_free; NULL with
+** RLYRT_E_NOMEM set. With the default allocator, freed blocks of 64 KiB
+** and more are kept (the RLYRT_SCRATCH_KEPT largest) and handed out again,
+** so a model called again works in memory that is already mapped: glibc
+** gives a thread's big blocks back to the system on free, and touching
+** them again costs a page fault per 4 KiB (on a virtual machine, as much
+** as the kernel that writes them). rlyrt_scratch_trim frees the kept
+** blocks (unloading a module's copy of the runtime does too). With an
+** allocator of one's own, scratch is allocated and freed through it on
+** every call, and nothing is kept. Thread-safe. */
+enum { RLYRT_SCRATCH_KEPT = 16 };
+void *rlyrt_scratch_alloc(size_t size);
+void rlyrt_scratch_free(void *p);
+void rlyrt_scratch_trim(void);
+
 /* A workspace of size bytes (64-aligned) on this thread's stack of frames;
 ** NULL with RLYRT_E_NOMEM set. Frames are popped in the reverse order of
 ** their pushes (rlyrt_frame_pop(p) frees p and every frame pushed after
@@ -526,6 +542,9 @@ rlyrt_status rlyrt_check_closure(const rlyrt_object *v, int32_t n, const char *t
 rlyrt_status rlyrt_closure_failed(const rlyrt_object *c, rlyrt_status s);
 /* The allocator in use (to share it with a loaded module). */
 const rlyrt_allocator *rlyrt_get_allocator(void);
+/* Nonzero when it is the default one: a loaded module then keeps its own
+** default, whose scratch blocks it may keep (rlyrt_scratch_alloc). */
+int rlyrt_allocator_is_default(void);
 
 /* {==== What a module was built for: profiling and CPU checks ====}
 ** A module built with `relayc build --profile` or `--target native` also

@@ -1,6 +1,8 @@
 /* alloc.c: the one allocation hook of the runtime. The default allocator
 ** is aligned malloc; tests and embedded users install their own (a pool,
 ** or one that fails on the Nth call). */
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 
@@ -25,6 +27,7 @@ static void default_free(void *ctx, void *p) {
 static rlyrt_allocator current = {default_alloc, default_free, NULL};
 
 void rlyrt_set_allocator(const rlyrt_allocator *a) {
+  rlyrt_scratch_trim(); /* the kept blocks are the default allocator's */
   if (a) current = *a;
   else current = (rlyrt_allocator){default_alloc, default_free, NULL};
 }
@@ -40,6 +43,8 @@ void rlyrt_free(void *p) {
 }
 
 const rlyrt_allocator *rlyrt_get_allocator(void) { return &current; }
+
+int rlyrt_allocator_is_default(void) { return current.alloc == default_alloc; }
 
 /* {==== Frames ====}
 ** A stack of workspaces per thread, for generated functions whose
@@ -118,3 +123,94 @@ void rlyrt_frame_pop(void *p) {
     s->spare = NULL;
   }
 }
+
+/* {==== Scratch ====}
+** A block starts with a header of 64 bytes (the block stays 64-aligned):
+** its size and the allocator that made it. Blocks of SCRATCH_MIN bytes and
+** more made by the default allocator are kept when freed, at most
+** RLYRT_SCRATCH_KEPT of them (the largest: a smaller one is dropped for a
+** larger), and a request takes the smallest kept block that is large
+** enough. A model's call asks for its function's workspace and, kernel
+** after kernel, one scratch block each, so a caller keeps about two. */
+
+enum { SCRATCH_MIN = 64 << 10 };
+
+typedef struct scratch_head {
+  size_t size;       /* bytes after the header */
+  rlyrt_allocator by;
+  bool keep;         /* the default allocator's, and large */
+} scratch_head;
+
+#define SCRATCH_HEAD 64
+_Static_assert(sizeof(scratch_head) <= SCRATCH_HEAD, "the scratch header fits its 64 bytes");
+
+static struct {
+  pthread_mutex_t lock;
+  scratch_head *kept[RLYRT_SCRATCH_KEPT];
+  int n;
+} scratch = {PTHREAD_MUTEX_INITIALIZER, {0}, 0};
+
+void *rlyrt_scratch_alloc(size_t size) {
+  bool keep = current.alloc == default_alloc && size >= SCRATCH_MIN;
+  if (keep) {
+    scratch_head *h = NULL;
+    pthread_mutex_lock(&scratch.lock);
+    int best = -1;
+    for (int i = 0; i < scratch.n; i++)
+      if (scratch.kept[i]->size >= size && (best < 0 || scratch.kept[i]->size < scratch.kept[best]->size)) best = i;
+    if (best >= 0) {
+      h = scratch.kept[best];
+      scratch.kept[best] = scratch.kept[--scratch.n];
+    }
+    pthread_mutex_unlock(&scratch.lock);
+    if (h) return (unsigned char *)h + SCRATCH_HEAD;
+  }
+  if (size > (size_t)-1 - SCRATCH_HEAD) {
+    rlyrt_error(RLYRT_E_NOMEM, "out of memory (requesting %zu bytes)", size);
+    return NULL;
+  }
+  scratch_head *h = rlyrt_alloc(SCRATCH_HEAD + size, 64);
+  if (!h) return NULL;
+  h->size = size;
+  h->by = current;
+  h->keep = keep;
+  return (unsigned char *)h + SCRATCH_HEAD;
+}
+
+void rlyrt_scratch_free(void *p) {
+  if (!p) return;
+  scratch_head *h = (scratch_head *)(void *)((unsigned char *)p - SCRATCH_HEAD);
+  if (h->keep) {
+    pthread_mutex_lock(&scratch.lock);
+    if (scratch.n < RLYRT_SCRATCH_KEPT) {
+      scratch.kept[scratch.n++] = h;
+      h = NULL;
+    } else {
+      int small = 0;
+      for (int i = 1; i < scratch.n; i++)
+        if (scratch.kept[i]->size < scratch.kept[small]->size) small = i;
+      if (scratch.kept[small]->size < h->size) {
+        scratch_head *x = scratch.kept[small];
+        scratch.kept[small] = h;
+        h = x;
+      }
+    }
+    pthread_mutex_unlock(&scratch.lock);
+    if (!h) return;
+  }
+  h->by.free(h->by.ctx, h);
+}
+
+void rlyrt_scratch_trim(void) {
+  pthread_mutex_lock(&scratch.lock);
+  int n = scratch.n;
+  scratch_head *kept[RLYRT_SCRATCH_KEPT];
+  for (int i = 0; i < n; i++) kept[i] = scratch.kept[i];
+  scratch.n = 0;
+  pthread_mutex_unlock(&scratch.lock);
+  for (int i = 0; i < n; i++) kept[i]->by.free(kept[i]->by.ctx, kept[i]);
+}
+
+/* A module's copy of the runtime gives its kept blocks back when it is
+** unloaded (and a program at its exit). */
+__attribute__((destructor)) static void scratch_at_exit(void) { rlyrt_scratch_trim(); }

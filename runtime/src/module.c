@@ -201,7 +201,8 @@ rlyrt_status rlyrt_module_wrap(const rlyrt_module_info *info, rlyrt_module **out
   rlyrt_module *m = calloc(1, sizeof *m);
   if (!m) return rlyrt_error(RLYRT_E_NOMEM, "out of memory");
   m->info = info;
-  if (info->set_allocator && info->set_allocator != rlyrt_set_allocator) info->set_allocator(rlyrt_get_allocator());
+  if (info->set_allocator && info->set_allocator != rlyrt_set_allocator)
+    info->set_allocator(rlyrt_allocator_is_default() ? NULL : rlyrt_get_allocator());
   *out = m;
   return RLYRT_OK;
 }

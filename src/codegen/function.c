@@ -191,10 +191,10 @@ void cg_emit_group(Cg *cg, Group *G) {
     }
   if (planned)
     sb_printf(o, "static rlyrt_status %s(const rlyrt_closure *self, rlyrt_object *const *args, rlyrt_object **out) {\n"
-                 "  void *ws = rlyrt_alloc(%lld, 64);\n"
+                 "  void *ws = rlyrt_scratch_alloc(%lld);\n"
                  "  if (!ws) {\n    *out = NULL;\n    return RLYRT_E_NOMEM;\n  }\n"
                  "  rlyrt_status st = %s_ws(self, args, out, ws);\n"
-                 "  rlyrt_free(ws);\n  return st;\n}\n\n",
+                 "  rlyrt_scratch_free(ws);\n  return st;\n}\n\n",
               G->cname, (long long)F0->plan_size, G->cname);
   free(cg->used_label);
   cg->used_label = NULL;

@@ -142,10 +142,10 @@ static void emit_typed_entry(Cg *cg, StrBuf *h, CFunc *F, const char *entry) {
   if (F->plan_size) {
     sb_printf(o, "  if ((uintptr_t)workspace %% 64)\n"
                  "    return rlyrt_error(RLYRT_E_ARG, \"%s: the workspace is not aligned to 64 bytes\");\n", entry);
-    sb_printf(o, "  void *rc_ws = workspace ? workspace : rlyrt_alloc(%lld, 64);\n", (long long)F->plan_size);
+    sb_printf(o, "  void *rc_ws = workspace ? workspace : rlyrt_scratch_alloc(%lld);\n", (long long)F->plan_size);
     sb_puts(o, "  if (!rc_ws) return RLYRT_E_NOMEM;\n");
     sb_printf(o, "  rc_s = %s_ws(NULL, %s, &rc_r, rc_ws);\n", F->cname, np ? "rc_args" : "NULL");
-    sb_puts(o, "  if (!workspace) rlyrt_free(rc_ws);\n  if (rc_s != RLYRT_OK) return rc_s;\n");
+    sb_puts(o, "  if (!workspace) rlyrt_scratch_free(rc_ws);\n  if (rc_s != RLYRT_OK) return rc_s;\n");
   } else {
     sb_puts(o, "  (void)workspace;\n");
     sb_printf(o, "  if ((rc_s = %s(NULL, %s, &rc_r)) != RLYRT_OK) return rc_s;\n", F->cname, np ? "rc_args" : "NULL");

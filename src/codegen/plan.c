@@ -8,7 +8,7 @@
 ** - A global whose body is straight-line (operator calls, tuples,
 **   projections, atoms: no control flow, no calls of functions) plans
 **   every tensor that is not the result, not put in a tuple and not bound
-**   to another variable. It allocates its workspace with one rlyrt_alloc
+**   to another variable. It allocates its workspace with one rlyrt_scratch_alloc
 **   per call (NAME_ws takes it; a typed entry point passes the caller's).
 ** - Any other C function (recursive globals, loops, closures, and a group
 **   of globals that tail-call each other) plans the kernel results that

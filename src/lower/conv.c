@@ -1220,9 +1220,9 @@ static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *
                 (long long)slot);
     }
   }
-  if (spn) sb_puts(sb, "  unsigned char *ws = (unsigned char *)rlyrt_alloc((spo + spn) * 4, 64);\n");
+  if (spn) sb_puts(sb, "  unsigned char *ws = (unsigned char *)rlyrt_scratch_alloc((spo + spn) * 4);\n");
   else
-    sb_printf(sb, "  unsigned char *ws = (unsigned char *)rlyrt_alloc(%lld + (size_t)nt * %lld, 64);\n",
+    sb_printf(sb, "  unsigned char *ws = (unsigned char *)rlyrt_scratch_alloc(%lld + (size_t)nt * %lld);\n",
               (long long)(shared * 4), (long long)(slot * 4));
   sb_puts(sb, "  if (!ws) {\n    if (!*out) rlyrt_release(&t->obj);\n    return rlyrt_error_at(RLYRT_E_NOMEM, ");
   lower_put_cstring(sb, where ? where : "");
@@ -1281,7 +1281,7 @@ static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *
     sb_free(&call);
     sb_puts(sb, "      }\n  }\n");
   }
-  sb_puts(sb, "  rlyrt_free(ws);\n");
+  sb_puts(sb, "  rlyrt_scratch_free(ws);\n");
   sb_puts(sb, "  *out = &t->obj;\n  return RLYRT_OK;\n}\n");
 }
 

@@ -897,17 +897,17 @@ static void put_kernel(StrBuf *sb, const char *name, const Gemm *G, const char *
       if (G->q > most) most = G->q;
       if (most < RLY_MAX_THREADS_CAP) sb_printf(sb, "  if (nt > %lld) nt = %lld;\n", (long long)most, (long long)most);
     }
-    sb_printf(sb, "  float *ap = (float *)rlyrt_alloc((size_t)nt * %lld, 64)", (long long)(gemm_ap_floats(G) * 4));
+    sb_printf(sb, "  float *ap = (float *)rlyrt_scratch_alloc((size_t)nt * %lld)", (long long)(gemm_ap_floats(G) * 4));
     if (G->prepacked) {
       sb_puts(sb, ";\n");
       sb_puts(sb, "  if (!ap) {\n    if (!*out) rlyrt_release(&t->obj);\n    return rlyrt_error_at(RLYRT_E_NOMEM, ");
     } else {
       /* batches split over threads: one B block per thread too */
       if (G->q > 1)
-        sb_printf(sb, ", *bp = ap ? (float *)rlyrt_alloc((size_t)nt * %lld, 64) : NULL;\n", (long long)(gemm_bp_floats(G) * 4));
+        sb_printf(sb, ", *bp = ap ? (float *)rlyrt_scratch_alloc((size_t)nt * %lld) : NULL;\n", (long long)(gemm_bp_floats(G) * 4));
       else
-        sb_printf(sb, ", *bp = ap ? (float *)rlyrt_alloc(%lld, 64) : NULL;\n", (long long)(gemm_bp_floats(G) * 4));
-      sb_puts(sb, "  if (!bp) {\n    rlyrt_free(ap);\n    if (!*out) rlyrt_release(&t->obj);\n"
+        sb_printf(sb, ", *bp = ap ? (float *)rlyrt_scratch_alloc(%lld) : NULL;\n", (long long)(gemm_bp_floats(G) * 4));
+      sb_puts(sb, "  if (!bp) {\n    rlyrt_scratch_free(ap);\n    if (!*out) rlyrt_release(&t->obj);\n"
                   "    return rlyrt_error_at(RLYRT_E_NOMEM, ");
     }
     lower_put_cstring(sb, where ? where : "");
@@ -916,7 +916,7 @@ static void put_kernel(StrBuf *sb, const char *name, const Gemm *G, const char *
   sb_puts(sb, "  float *o = (float *)t->dl.data;\n");
   if (!G->gemv) {
     lower_put_isa_call(sb, name, G->prepacked ? "args, o, ap, nt" : "args, o, ap, bp, nt");
-    sb_puts(sb, G->prepacked ? "  rlyrt_free(ap);\n" : "  rlyrt_free(bp);\n  rlyrt_free(ap);\n");
+    sb_puts(sb, G->prepacked ? "  rlyrt_scratch_free(ap);\n" : "  rlyrt_scratch_free(bp);\n  rlyrt_scratch_free(ap);\n");
   } else if (G->par) {
     /* Four parts per thread, each a multiple of 16 columns. */
     sb_puts(sb, "  if (nt > 1) {\n");

@@ -597,7 +597,7 @@ void wino_put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *wh
   if (gi > nimg) gi = nimg;
   long long vall = gi * per;
   sb_printf(sb, "  const size_t bytes = %lld + (size_t)nt * %lld;\n", vall * 4, (long long)P.slot * 4);
-  sb_puts(sb, "  float *v = (float *)rlyrt_alloc(bytes, 64);\n");
+  sb_puts(sb, "  float *v = (float *)rlyrt_scratch_alloc(bytes);\n");
   sb_puts(sb, "  if (!v) {\n    if (!*out) rlyrt_release(&t->obj);\n    return rlyrt_error_at(RLYRT_E_NOMEM, ");
   lower_put_cstring(sb, where ? where : "");
   sb_puts(sb, ");\n  }\n");
@@ -619,6 +619,6 @@ void wino_put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *wh
     sb_printf(sb, "    rlyrt_parallel_for(nt, gn * %lld, %s_task, &J);\n", (long long)(P.nrb * P.kp), name);
     sb_puts(sb, "  }\n");
   }
-  sb_puts(sb, "  rlyrt_free(v);\n");
+  sb_puts(sb, "  rlyrt_scratch_free(v);\n");
   sb_puts(sb, "  *out = &t->obj;\n  return RLYRT_OK;\n}\n");
 }

@@ -685,6 +685,106 @@ static void test_thread_errors(void) {
   CHECK_STR(rlyrt_status_name(RLYRT_OK), "RLYRT_OK");
 }
 
+/* {==== Scratch ====}
+** With the default allocator, a freed scratch block of 64 KiB or more is
+** kept and handed to the next request it can hold (the smallest kept that
+** can); at most RLYRT_SCRATCH_KEPT are kept, the largest. With another
+** allocator every block goes back on free. */
+
+static bool scratch_filled(const unsigned char *p, size_t n, unsigned char v) {
+  for (size_t i = 0; i < n; i += 4096)
+    if (p[i] != v) return false;
+  return p[n - 1] == v;
+}
+
+typedef struct {
+  unsigned char tag;
+  bool ok;
+} ScratchRun;
+
+/* Blocks of several sizes, each filled with the thread's tag and checked
+** before it is freed: no block is handed to two threads at once. */
+static void *scratch_thread(void *arg) {
+  ScratchRun *r = arg;
+  r->ok = true;
+  for (int i = 0; i < 400; i++) {
+    size_t n = ((size_t)(i % 5) + 1) * (48 << 10);
+    unsigned char *a = rlyrt_scratch_alloc(n), *b = rlyrt_scratch_alloc(n / 2 + 1);
+    if (!a || !b || (uintptr_t)a % 64 || (uintptr_t)b % 64) {
+      r->ok = false;
+      break;
+    }
+    memset(a, r->tag, n);
+    memset(b, r->tag ^ 0xff, n / 2 + 1);
+    if (!scratch_filled(a, n, r->tag) || !scratch_filled(b, n / 2 + 1, r->tag ^ 0xff)) r->ok = false;
+    rlyrt_scratch_free(b);
+    rlyrt_scratch_free(a);
+  }
+  return NULL;
+}
+
+static void test_scratch(void) {
+  rlyrt_set_allocator(NULL);
+  CHECK(rlyrt_allocator_is_default());
+  enum { MB = 1 << 20, KB = 1 << 10 };
+  unsigned char *a = rlyrt_scratch_alloc(MB);
+  CHECK(a != NULL && (uintptr_t)a % 64 == 0);
+  memset(a, 7, MB);
+  rlyrt_scratch_free(a);
+  unsigned char *b = rlyrt_scratch_alloc(300 * KB);
+  CHECK(b == a); /* kept, and large enough */
+  unsigned char *c = rlyrt_scratch_alloc(2 * MB);
+  CHECK(c != NULL && c != a);
+  rlyrt_scratch_free(c);
+  rlyrt_scratch_free(b);
+  CHECK(rlyrt_scratch_alloc(MB) == a); /* the smaller of the two that can */
+  CHECK(rlyrt_scratch_alloc(MB) == c);
+  rlyrt_scratch_free(a);
+  rlyrt_scratch_free(c);
+  rlyrt_scratch_trim();
+  /* more blocks than are kept: the largest RLYRT_SCRATCH_KEPT stay */
+  enum { N = RLYRT_SCRATCH_KEPT + 3 };
+  unsigned char *blk[N], *got[N];
+  for (int i = 0; i < N; i++) blk[i] = rlyrt_scratch_alloc((size_t)(i + 1) * 64 * KB);
+  for (int i = N - 1; i >= 0; i--) rlyrt_scratch_free(blk[i]); /* the largest first: the small ones are dropped */
+  int kept = 0;
+  for (int i = 0; i < RLYRT_SCRATCH_KEPT; i++) {
+    got[i] = rlyrt_scratch_alloc(64 * KB);
+    for (int k = N - RLYRT_SCRATCH_KEPT; k < N; k++)
+      if (got[i] == blk[k]) kept++;
+  }
+  CHECK_EQ(kept, RLYRT_SCRATCH_KEPT);
+  for (int i = 0; i < RLYRT_SCRATCH_KEPT; i++) rlyrt_scratch_free(got[i]);
+  rlyrt_scratch_trim();
+  /* threads sharing the kept blocks */
+  pthread_t th[4];
+  ScratchRun run[4];
+  for (int t = 0; t < 4; t++) {
+    run[t].tag = (unsigned char)(0x11 * (t + 1));
+    CHECK_EQ(pthread_create(&th[t], NULL, scratch_thread, &run[t]), 0);
+  }
+  for (int t = 0; t < 4; t++) {
+    pthread_join(th[t], NULL);
+    CHECK(run[t].ok);
+  }
+  rlyrt_scratch_trim();
+  rlyrt_set_allocator(&counting);
+  CHECK(!rlyrt_allocator_is_default());
+  /* another allocator: nothing is kept, and a failure is RLYRT_E_NOMEM */
+  long live = alloc_live;
+  unsigned char *p = rlyrt_scratch_alloc(MB);
+  CHECK(p != NULL && (uintptr_t)p % 64 == 0);
+  CHECK_EQ(alloc_live, live + 1);
+  rlyrt_scratch_free(p);
+  CHECK_EQ(alloc_live, live);
+  alloc_fail_at = alloc_calls;
+  CHECK(rlyrt_scratch_alloc(MB) == NULL);
+  alloc_fail_at = -1;
+  CHECK(strstr(rlyrt_last_error(), "out of memory") != NULL);
+  rlyrt_clear_error();
+  rlyrt_scratch_free(NULL);
+}
+
 /* {==== float16 ====} */
 
 static void test_half(void) {
@@ -1470,6 +1570,7 @@ int main(int argc, char **argv) {
   test_long_list();
   test_failing_allocator();
   test_thread_errors();
+  test_scratch();
   test_half();
   test_npy_fixtures();
   test_npy_round_trip();
