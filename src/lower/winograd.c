@@ -37,7 +37,7 @@
 **   1. items (image, range of input channels), about 4 per thread: each
 **      plane copied into the thread's scratch with zero borders that cover
 **      every tile's window, its columns split by phase (column mod m: on
-**      AVX-512 a masked gather of 16 columns), then per block the
+**      AVX-512 m vectors of a row split by permutes), then per block the
 **      channel's windows gathered into D[alpha^2][tiles] (each window
 **      element of a tile row is consecutive floats of a phase), and
 **      B^T d B on W tiles per vector (the coefficients are small
@@ -59,7 +59,12 @@
 ** Each input transform is done once however many panels read it, and
 ** phase 2 has blocks x panels items, of one size but for a shorter last
 ** block (ResNet-18: 7 x 2 at 56x56, blocks of 2 tile rows; 2 x 4 at
-** 28x28, of 4 and 3 rows; 1 x 8 at 14x14). Every output value is
+** 28x28, of 4 and 3 rows; 1 x 8 at 14x14). That is the split when there
+** are fewer blocks than threads; with a block for every thread (and on
+** one thread) an item is instead one block's both phases, its input rows
+** only, so that its V is read by the core that wrote it (V crossing
+** cores made the 56x56 and 28x28 layers no faster on 2 threads than on
+** 1, on AMD's Zen 5). Every output value is
 ** computed by the same operations in the same order whatever the split
 ** (V per channel and tile, a GEMM row of M per tile and KC block, the
 ** output transform per tile and filter; mr and the blocks depend on the
@@ -297,10 +302,17 @@ static void put_input(StrBuf *sb, int i, const char *name, const Conv *C, const 
   const Wino *T = &P->T;
   int m = T->m, a = T->a, a2 = a * a;
   long long c = C->c, tw = P->tw, rl = P->rl;
+  if (w == 16 && (m == 2 || m == 4))
+    sb_printf(sb,
+              "/* lanes [lo, hi) of 16 */\n"
+              "static inline __mmask16 %s_lanes(int64_t lo, int64_t hi) {\n"
+              "  lo = lo < 0 ? 0 : lo;\n  hi = hi > 16 ? 16 : hi;\n"
+              "  return hi <= lo ? 0 : (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));\n}\n",
+              name);
   lower_put_isa_attrs(sb, i);
   sb_printf(sb,
             "static void %s_in_%s(const float *restrict xin, float *restrict vq, float *restrict ws, int64_t q, "
-            "int64_t c0, int64_t c1) {\n",
+            "int64_t c0, int64_t c1, int64_t b0, int64_t b1) {\n",
             name, lower_isa_suffix(i));
   sb_printf(sb, "  enum { MR = %d, TBP = %lld };\n", pick_mr(i, P->tb), (long long)P->tbp);
   sb_printf(sb, "  float *restrict xp = ws, *restrict d = ws + %lld;\n", (long long)P->plane);
@@ -309,18 +321,67 @@ static void put_input(StrBuf *sb, int i, const char *name, const Conv *C, const 
   ** micro-kernel's dropped rows): zero, or an earlier block's. */
   sb_printf(sb, "  memset(xp, 0, %lld);\n", (long long)P->plane * 4);
   sb_printf(sb, "  memset(d, 0, %lld);\n", (long long)a2 * P->tbp * 4);
-  if (w == 16) {
+  /* AVX-512 with m = 2 or 4: m vectors of a row's 16 m padded columns
+  ** (masked loads: the borders read as zeros), split by phase with
+  ** permutes; other m: a masked gather of stride m per phase (gathers
+  ** are slow on AMD's cores: ResNet's 56x56 layers spent 40% of their
+  ** time here) */
+  bool split = w == 16 && (m == 2 || m == 4);
+  if (w == 16 && !split) {
     sb_puts(sb, "  const __m512i gi = _mm512_setr_epi32(");
     for (int l = 0; l < 16; l++) sb_printf(sb, "%s%d", l ? ", " : "", l * m);
     sb_puts(sb, ");\n");
   }
+  if (split) {
+    sb_puts(sb, "  const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);\n"
+                "  const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);\n");
+  }
   sb_puts(sb, "  for (int64_t ci = c0; ci < c1; ci++) {\n");
   sb_printf(sb, "    const float *restrict sx = xin + (q * %lld + ci) * %lld;\n", c, (long long)(C->h * C->w));
   /* padded column X = iw + PL goes to phase X mod m, column X / m */
-  sb_printf(sb, "    for (int64_t ih = 0; ih < %lld; ih++) {\n", (long long)C->h);
+  /* the input rows blocks [b0, b1) read: padded rows b0 rb m to
+  ** (rb1 - 1) m + a - 1 */
+  sb_printf(sb, "    const int64_t rb1 = b1 * %lld < %lld ? b1 * %lld : %lld;\n", (long long)P->rb, (long long)P->th,
+            (long long)P->rb, (long long)P->th);
+  sb_printf(sb, "    const int64_t ih0 = b0 * %lld - %lld > 0 ? b0 * %lld - %lld : 0;\n", (long long)(P->rb * m),
+            (long long)C->pt, (long long)(P->rb * m), (long long)C->pt);
+  sb_printf(sb, "    const int64_t ih1 = (rb1 - 1) * %d + %lld < %lld ? (rb1 - 1) * %d + %lld : %lld;\n", m,
+            (long long)(a - C->pt), (long long)C->h, m, (long long)(a - C->pt), (long long)C->h);
+  sb_puts(sb, "    for (int64_t ih = ih0; ih < ih1; ih++) {\n");
   sb_printf(sb, "      float *restrict dr = xp + (ih + %lld) * %lld;\n", (long long)C->pt, rl);
   sb_printf(sb, "      const float *restrict sr = sx + ih * %lld;\n", (long long)C->w);
-  for (long long f = 0; f < m; f++) {
+  if (split) {
+    /* columns j .. j + 15 of every phase: padded columns j m .. j m + 16 m
+    ** - 1, input columns from s = j m - PL */
+    long long pl = C->pl, jmax = 0;
+    for (long long f = 0; f < m; f++) {
+      long long j1 = (C->w - 1 + pl - f) / m;
+      if (C->w - 1 + pl - f >= 0 && j1 > jmax) jmax = j1;
+    }
+    sb_printf(sb, "      for (int64_t j = 0; j <= %lld; j += 16) {\n", jmax);
+    sb_printf(sb, "        const int64_t s = j * %d - %lld;\n", m, pl);
+    for (int k = 0; k < m; k++)
+      sb_printf(sb, "        const __m512 l%d = _mm512_maskz_loadu_ps(%s_lanes(-(s + %d), %lld - (s + %d)), sr + (s + %d));\n",
+                k, name, 16 * k, (long long)C->w, 16 * k, 16 * k);
+    if (m == 2) {
+      sb_puts(sb, "        const __m512 p0 = _mm512_permutex2var_ps(l0, ev, l1), p1 = _mm512_permutex2var_ps(l0, od, l1);\n");
+    } else {
+      sb_puts(sb, "        const __m512 t0 = _mm512_permutex2var_ps(l0, ev, l1), t1 = _mm512_permutex2var_ps(l0, od, l1);\n"
+                  "        const __m512 t2 = _mm512_permutex2var_ps(l2, ev, l3), t3 = _mm512_permutex2var_ps(l2, od, l3);\n"
+                  "        const __m512 p0 = _mm512_permutex2var_ps(t0, ev, t2), p2 = _mm512_permutex2var_ps(t0, od, t2);\n"
+                  "        const __m512 p1 = _mm512_permutex2var_ps(t1, ev, t3), p3 = _mm512_permutex2var_ps(t1, od, t3);\n");
+    }
+    /* a phase of no input column (narrow planes) is not stored */
+    sb_puts(sb, m == 2 ? "        (void)p0, (void)p1;\n" : "        (void)p0, (void)p1, (void)p2, (void)p3;\n");
+    for (long long f = 0; f < m; f++) {
+      long long j0 = pl - f > 0 ? (pl - f + m - 1) / m : 0, j1 = (C->w - 1 + pl - f) / m;
+      if (C->w - 1 + pl - f < 0 || j0 > j1) continue;
+      sb_printf(sb, "        _mm512_mask_storeu_ps(dr + %lld + j, %s_lanes(%lld - j, %lld - j), p%lld);\n",
+                f * (long long)P->pwd, name, j0, j1 + 1, f);
+    }
+    sb_puts(sb, "      }\n");
+  }
+  for (long long f = 0; f < m && !split; f++) {
     /* input columns iw = j * m + f - PL, j in [j0, j1] */
     long long pl = C->pl, j0 = pl - f > 0 ? (pl - f + m - 1) / m : 0, j1 = (C->w - 1 + pl - f) / m;
     if (C->w - 1 + pl - f < 0 || j0 > j1) continue;
@@ -340,7 +401,7 @@ static void put_input(StrBuf *sb, int i, const char *name, const Conv *C, const 
     }
   }
   sb_puts(sb, "    }\n");
-  sb_printf(sb, "    for (int64_t bk = 0; bk < %lld; bk++) {\n", (long long)P->nrb);
+  sb_puts(sb, "    for (int64_t bk = b0; bk < b1; bk++) {\n");
   put_rows(sb, 6, P);
   sb_puts(sb, "      const int64_t tr = (tb + MR - 1) / MR * MR;\n");
   sb_printf(sb, "      float *restrict vb = vq + bk * %lld;\n", (long long)P->vblk);
@@ -539,9 +600,26 @@ static void put_tasks(StrBuf *sb, const char *name, const Conv *C, const Plan *P
   sb_printf(sb, "  float *vq = J->v + i / J->ncr * %lld;\n", (long long)(P->nrb * P->vblk));
   StrBuf fn = {0};
   sb_printf(&fn, "%s_in", name);
-  lower_put_isa_call(sb, sb_str(&fn), "xin, vq, ws, q, c0, c1");
-  sb_free(&fn);
+  char in_args[64];
+  snprintf(in_args, sizeof in_args, "xin, vq, ws, q, c0, c1, 0, %lld", (long long)P->nrb);
+  lower_put_isa_call(sb, sb_str(&fn), in_args);
   sb_puts(sb, "}\n");
+  /* both phases of one block: its V written and read by one thread */
+  sb_printf(sb, "static void %s_block_task(void *ctx, int64_t i, int32_t slot) {\n", name);
+  sb_printf(sb, "  const %s_job *J = (const %s_job *)ctx;\n", name, name);
+  sb_printf(sb, "  rlyrt_object *const *args = J->args;\n  const float *xin = J->xin;\n  float *o = J->o, *ws = J->ws + slot * %lld, *mb = ws;\n",
+            (long long)P->slot);
+  sb_printf(sb, "  const int64_t bk = i %% %lld, q = J->q0 + i / %lld;\n", (long long)P->nrb, (long long)P->nrb);
+  sb_printf(sb, "  float *vq = J->v + i / %lld * %lld;\n", (long long)P->nrb, (long long)(P->nrb * P->vblk));
+  sb_printf(sb, "  {\n    const int64_t c0 = 0, c1 = %lld, b0 = bk, b1 = bk + 1;\n", (long long)C->c);
+  lower_put_isa_call(sb, sb_str(&fn), "xin, vq, ws, q, c0, c1, b0, b1");
+  sb_puts(sb, "  }\n");
+  sb_printf(sb, "  for (int64_t kb = 0; kb < %lld; kb++) {\n", (long long)P->kp);
+  sb_printf(sb, "    const int64_t k0 = kb * %d, k1 = k0 + %d < %lld ? k0 + %d : %lld;\n", PW, PW, (long long)C->oc, PW,
+            (long long)C->oc);
+  lower_put_isa_call(sb, name, "args, o, vq, mb, q, bk, k0, k1");
+  sb_puts(sb, "  }\n}\n");
+  sb_free(&fn);
   sb_printf(sb, "static void %s_task(void *ctx, int64_t i, int32_t slot) {\n", name);
   sb_printf(sb, "  const %s_job *J = (const %s_job *)ctx;\n", name, name);
   sb_printf(sb, "  rlyrt_object *const *args = J->args;\n  float *o = J->o, *mb = J->ws + slot * %lld;\n",
@@ -609,16 +687,19 @@ void wino_put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *wh
   sb_printf(sb, "  if (J.ncr > %lld) J.ncr = %lld;\n", c, c);
   sb_printf(sb, "  J.cs = (%lld + J.ncr - 1) / J.ncr;\n", c);
   sb_printf(sb, "  J.ncr = (%lld + J.cs - 1) / J.cs;\n", c);
-  if (gi == nimg) {
-    sb_printf(sb, "  rlyrt_parallel_for(nt, %lld * J.ncr, %s_in_task, &J);\n", nimg, name);
-    sb_printf(sb, "  rlyrt_parallel_for(nt, %lld, %s_task, &J);\n", nimg * P.nrb * P.kp, name);
-  } else {
-    sb_printf(sb, "  for (; J.q0 < %lld; J.q0 += %lld) {\n", nimg, gi);
-    sb_printf(sb, "    const int64_t gn = %lld - J.q0 < %lld ? %lld - J.q0 : %lld;\n", nimg, gi, nimg, gi);
-    sb_printf(sb, "    rlyrt_parallel_for(nt, gn * J.ncr, %s_in_task, &J);\n", name);
-    sb_printf(sb, "    rlyrt_parallel_for(nt, gn * %lld, %s_task, &J);\n", (long long)(P.nrb * P.kp), name);
-    sb_puts(sb, "  }\n");
-  }
+  /* With a block for every thread, or one thread, an item is a block's
+  ** both phases: its V stays in the cache of the core that wrote it
+  ** (split by phase, V crosses cores: ResNet's 56x56 and 28x28 layers
+  ** were no faster on 2 threads than on 1; by block 1.6x). Else (fewer
+  ** blocks than threads) the two phases, each split. */
+  sb_printf(sb, "  for (; J.q0 < %lld; J.q0 += %lld) {\n", nimg, gi);
+  sb_printf(sb, "    const int64_t gn = %lld - J.q0 < %lld ? %lld - J.q0 : %lld;\n", nimg, gi, nimg, gi);
+  sb_printf(sb, "    if (nt == 1 || gn * %lld >= (int64_t)nt) {\n", (long long)P.nrb);
+  sb_printf(sb, "      rlyrt_parallel_for(nt, gn * %lld, %s_block_task, &J);\n", (long long)P.nrb, name);
+  sb_puts(sb, "    } else {\n");
+  sb_printf(sb, "      rlyrt_parallel_for(nt, gn * J.ncr, %s_in_task, &J);\n", name);
+  sb_printf(sb, "      rlyrt_parallel_for(nt, gn * %lld, %s_task, &J);\n", (long long)(P.nrb * P.kp), name);
+  sb_puts(sb, "    }\n  }\n");
   sb_puts(sb, "  rlyrt_scratch_free(v);\n");
   sb_puts(sb, "  *out = &t->obj;\n  return RLYRT_OK;\n}\n");
 }

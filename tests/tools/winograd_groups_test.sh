@@ -5,7 +5,8 @@
 # points x 96 channels x 32 rows) runs in groups of 2 images (the last
 # group of 1), the loop that `J.q0 +=` names. The result
 # matches the interpreter's and is the same bits at 1, 2 and 3 threads
-# (every kernel split, RLY_SPLIT_ALL=1). Run from anywhere.
+# (every kernel split, RLY_SPLIT_ALL=1); so do single images of one and
+# two blocks. Run from anywhere.
 set -u
 relayc=$1
 npycmp=$2
@@ -39,6 +40,40 @@ done
 "$npycmp" --rtol 1e-5 --atol 1e-4 "$tmp/got1.npy" "$tmp/want.npy" || { echo "FAIL: differs from the interpreter"; fail=1; }
 for n in 2 3; do
   cmp -s "$tmp/got1.npy" "$tmp/got$n.npy" || { echo "FAIL: $n threads differ from 1"; fail=1; }
+done
+# One image: an item is a block's both phases when there is a block for
+# every thread, else the two phases are split apart (_block_task, _in_task
+# and _task): 14x14 is one block (2 and 3 threads split by phase), 28x28
+# two (3 threads split by phase). The same bits at 1, 2 and 3 threads.
+for hw in 14 28; do
+  cat >"$tmp/x$hw.relay" <<EOR
+#[version = "0.0.5"]
+def @main() {
+  reshape(cos(multiply(arange(0f, $((24 * hw * hw))f, 1f, dtype="float32"), 0.21f)), newshape=[1, 24, $hw, $hw])
+}
+EOR
+  cat >"$tmp/c$hw.relay" <<EOR
+#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 24, $hw, $hw), float32]) {
+  nn.relu(add(nn.conv2d(%x, multiply(sin(reshape(cumsum(ones(shape=[8640], dtype="float32"), axis=0), newshape=[40, 24, 3, 3])), 0.1f),
+    padding=[1, 1], channels=40, kernel_size=[3, 3]), -0.5f))
+}
+EOR
+  "$relayc" run "$tmp/x$hw.relay" --interp --output "$tmp/x$hw.npy" >/dev/null || { echo "FAIL: the input $hw"; fail=1; }
+  RLY_SPLIT_ALL=1 "$relayc" build "$tmp/c$hw.relay" -o "$tmp/c$hw.c" || exit 1
+  grep -q 'Winograd F(4x4 3x3)' "$tmp/c$hw.c" && grep -q '_block_task, &J)' "$tmp/c$hw.c" &&
+    grep -q '_in_task, &J)' "$tmp/c$hw.c" || { echo "FAIL: $hw x $hw is not Winograd with both ways of splitting"; fail=1; }
+  RLY_SPLIT_ALL=1 "$relayc" build "$tmp/c$hw.relay" -o "$tmp/c$hw.so" || exit 1
+  "$relayc" run "$tmp/c$hw.relay" --interp --input x="$tmp/x$hw.npy" --output "$tmp/want$hw.npy" >/dev/null || exit 1
+  for n in 1 2 3; do
+    "$relayc" run "$tmp/c$hw.so" --input x="$tmp/x$hw.npy" --threads $n --output "$tmp/got$hw-$n.npy" >/dev/null ||
+      { echo "FAIL: $hw x $hw at $n threads"; fail=1; }
+  done
+  "$npycmp" --rtol 1e-5 --atol 1e-4 "$tmp/got$hw-1.npy" "$tmp/want$hw.npy" ||
+    { echo "FAIL: $hw x $hw differs from the interpreter"; fail=1; }
+  for n in 2 3; do
+    cmp -s "$tmp/got$hw-1.npy" "$tmp/got$hw-$n.npy" || { echo "FAIL: $hw x $hw at $n threads differs from 1"; fail=1; }
+  done
 done
 [ $fail = 0 ] && echo "winograd groups: ok"
 exit $fail
