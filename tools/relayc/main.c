@@ -170,7 +170,9 @@ static const char usage_build[] =
     "compiled in parts at the same time, one C compiler per CPU (at most 16,\n"
     "each part at least 128 KB of C), and the parts linked (.so, .o) or\n"
     "archived (.a) together; the environment variable RELAYC_JOBS=N sets the\n"
-    "CPUs to use (1: the C file compiled whole).\n";
+    "CPUs to use (1: the C file compiled whole). A shared library of more than\n"
+    "16 MB of constants is linked with gold, else lld, where PATH has one\n"
+    "(RELAYC_LD=default keeps the C compiler's own linker).\n";
 
 static const char usage_run[] =
     "usage: relayc run MODEL... [--interp] [--function NAME] [--input NAME=FILE.npy ...]\n"
