@@ -3,8 +3,9 @@
 ** rlyrt_parallel_for runs every item exactly once, with slots below the
 ** thread count and never shared by two items running at once; one thread
 ** (or one item) starts no worker and runs the items in order on the
-** caller; the pool is made once and grows to the largest count asked, not
-** per call; nested calls run inline; eight threads calling at once all
+** caller; each thread starts with its own share of the items; the pool is
+** made once and grows to the largest count asked, not per call; nested
+** calls run inline; eight threads calling at once all
 ** finish with the right counts; and idle workers sleep (the process uses
 ** almost no CPU time while they wait). Checks run on the main thread, from
 ** what the items recorded. */
@@ -31,6 +32,7 @@ typedef struct Record {
   atomic_int off_caller;     /* items that ran on another thread than the caller */
   atomic_int out_of_order;   /* inline items not in order */
   atomic_long last;          /* the last item run (inline order) */
+  atomic_long first[RLYRT_MAX_THREADS]; /* the first item slot s ran (-1: none) */
   int32_t threads;
   pthread_t caller;
   int nested;                /* items call rlyrt_parallel_for themselves */
@@ -50,6 +52,8 @@ static void item(void *ctx, int64_t i, int32_t slot) {
   if (atomic_exchange(&r->busy[slot], 1)) atomic_fetch_add(&r->overlap, 1);
   if (!pthread_equal(pthread_self(), r->caller)) atomic_fetch_add(&r->off_caller, 1);
   if (atomic_exchange(&r->last, (long)i) != (long)i - 1) atomic_fetch_add(&r->out_of_order, 1);
+  long none = -1;
+  atomic_compare_exchange_strong(&r->first[slot], &none, (long)i);
   spin(200);
   atomic_store(&r->busy[slot], 0);
   atomic_fetch_add(&r->runs[i], 1);
@@ -85,6 +89,7 @@ static Record *record_new(int64_t n, int32_t threads) {
   r->threads = rlyrt_thread_count(threads);
   r->caller = pthread_self();
   atomic_store(&r->last, -1L);
+  for (int s = 0; s < RLYRT_MAX_THREADS; s++) atomic_store(&r->first[s], -1L);
   return r;
 }
 
@@ -171,6 +176,29 @@ int main(void) {
   CHECK_EQ(bad, 0);
   CHECK_EQ(rlyrt_pool_size(), 2);
 
+  /* Each thread starts with its own share, in order: on 2 threads the
+  ** worker's first item is in the second half (the caller takes the
+  ** first half before anything of the second). */
+  int early = 0, joined = 0;
+  for (int k = 0; k < 200; k++) {
+    r = record_new(64, 2);
+    rlyrt_parallel_for(2, 64, item, r);
+    check_record(r);
+    long f = atomic_load(&r->first[1]);
+    if (f >= 0) joined++;
+    if (f >= 0 && f < 32) early++;
+    free(r);
+  }
+  CHECK_EQ(early, 0);
+  if (joined == 0) fprintf(stderr, "test_threads: the worker never joined a 2-thread call\n");
+  /* More threads than shares (16): every item still runs once; a larger
+  ** count grows the pool. */
+  r = record_new(MAXN, 20);
+  rlyrt_parallel_for(20, MAXN, item, r);
+  check_record(r);
+  free(r);
+  CHECK_EQ(rlyrt_pool_size(), 19);
+
   /* Nested calls run inline, on the item's thread, as slot 0. */
   Nest nest = {0};
   rlyrt_parallel_for(3, 50, outer_item, &nest);
@@ -191,14 +219,7 @@ int main(void) {
     CHECK_EQ(callers[k].wrong, 0);
     CHECK_EQ(callers[k].bad, 0);
   }
-  CHECK_EQ(rlyrt_pool_size(), 2); /* the largest count asked so far was 3 */
-
-  /* A larger count grows the pool. */
-  r = record_new(5000, 5);
-  rlyrt_parallel_for(5, 5000, item, r);
-  check_record(r);
-  free(r);
-  CHECK_EQ(rlyrt_pool_size(), 4);
+  CHECK_EQ(rlyrt_pool_size(), 19); /* the largest count asked stays 20 */
 
   /* Idle workers sleep: 300 ms of waiting costs (almost) no CPU. */
   double c0 = cpu_ms();
