@@ -271,6 +271,12 @@ static bool analyse(const Group *g, int anchor, Conv *C, const bool *is_const) {
     double rows = (double)((C->np + MRP - 1) / MRP * MRP) * (double)((C->m + PB - 1) / PB * PB);
     const char *all = getenv("RLY_CONV_ROWS");
     C->rows = rows * (double)(C->k + 100) < 0.95 * cols * (double)C->k || (all && strcmp(all, "1") == 0);
+    /* A 1x1's tiles of 7 pixels read the input where it is (each step of
+    ** the reduction 7 consecutive floats of a plane), where every tile is
+    ** whole: nothing to pack, and no packed copy to share across cores
+    ** (that pack cost ResNet-50's 14x14 1x1 convolutions a third of their
+    ** time at 2 threads). */
+    C->direct = C->rows && C->kind == CK_1X1 && C->np % MRP == 0;
     /* Filters in panels of 8 rows (tiles of 8 filters on AVX-512, 4 on
     ** AVX2 and the portable ISA) where 12 would compute a third more rows
     ** (16 filters: 24 rows by 12). Fewer rows per tile load the pixels
@@ -806,7 +812,8 @@ static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
 
 /* The same GEMM with the roles swapped (Conv.rows): tiles of MRP pixels
 ** (A: broadcast) by NR filters (B: vectors) accumulate into the scratch
-** ct0, C transposed ([pixel][filter], rows ldt floats), which after the
+** ct0, C transposed by panels of NR filters ([panel][pixel][NR]: a
+** tile's rows NR floats apart, a panel's block CTN pixels), which after the
 ** last KC block goes into C and through the epilogue, a panel of filters
 ** at a time. A's panels: the pixels' KC x MRP blocks, a run of MRP pixels
 ** of one output row a copy of consecutive floats (or, given sp, the
@@ -817,14 +824,15 @@ static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
 static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
   int w, mr, nr;
   gemm_isa_tile(i, &w, &mr, &nr);
-  long long m = C->m, k = C->k, np = C->np, hw = C->hp * C->rl, ldt = (C->m + 15) / 16 * 16;
+  long long m = C->m, k = C->k, np = C->np, hw = C->hp * C->rl;
+  long long ctn = C->np < NCP ? (C->np + MRP - 1) / MRP * MRP : NCP; /* gemm_slot's */
   lower_put_isa_attrs(sb, i);
   sb_printf(sb,
             "static void %s_%s(rlyrt_object *const *args, float *restrict o, float *restrict ap, float *restrict bp, "
             "const float *restrict xp, int32_t *restrict tab, float *restrict ct0, const float *restrict sp, "
             "int64_t q, int64_t g, int64_t j0, int64_t j1, int64_t i0, int64_t i1) {\n",
             name, lower_isa_suffix(i));
-  sb_puts(sb, "  (void)bp, (void)xp, (void)tab;\n");
+  sb_puts(sb, "  (void)ap, (void)bp, (void)xp, (void)tab, (void)sp;\n");
   sb_printf(sb, "  enum { MR = %d, NR = %d, KC = %d, MC = %d, NC = %d, PB = %d };\n", MRP, nr, KC, NCP, MCP, PB);
   put_pointers(sb, C);
   sb_puts(sb, "  (void)xin;\n");
@@ -844,8 +852,8 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
   }
   sb_printf(sb, "        for (int64_t pc = 0; pc < %lld; pc += KC) {\n", k);
   sb_printf(sb, "          const int64_t kc = %lld - pc < KC ? %lld - pc : KC;\n", k, k);
-  /* the pixels' block into MR-wide panels: ap[panel][l][r] */
-  put_pack_block(sb, C, "ap", "ir", "mc", "MR");
+  /* the pixels' block into MR-wide panels: ap[panel][l][r] (direct: read in place) */
+  if (!C->direct) put_pack_block(sb, C, "ap", "ir", "mc", "MR");
   /* blocks of NC filters (the tiles' columns) */
   sb_puts(sb, "          for (int64_t ic = i0; ic < i1; ic += NC) {\n");
   sb_puts(sb, "            const int64_t nc = i1 - ic < NC ? i1 - ic : NC;\n");
@@ -866,8 +874,9 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
               k * PB);
   else sb_puts(sb, "              const float *restrict pb = bp + jr * kc;\n");
   sb_puts(sb, "              for (int64_t ir = 0; ir < mc; ir += MR) {\n");
-  sb_printf(sb, "                const float *restrict pa = sp ? sp + (jc + ir) * %lld + pc * MR : ap + ir * kc;\n", k);
-  sb_printf(sb, "                float *restrict ct = ct0 + ir * %lld + ic - i0 + jr;\n", ldt);
+  if (C->direct) sb_printf(sb, "                const float *restrict pa = xg + pc * %lld + jc + ir;\n", np);
+  else sb_printf(sb, "                const float *restrict pa = sp ? sp + (jc + ir) * %lld + pc * MR : ap + ir * kc;\n", k);
+  sb_printf(sb, "                float *restrict ct = ct0 + (ic - i0 + jr) * %lld + ir * NR;\n", ctn);
   if (C->prepacked && nr == PB) {
     /* The filter streams from memory, each panel's KC rows read by few
     ** tiles (7 at 7x7): while its tiles run, the next panel's rows go
@@ -881,15 +890,17 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
     sb_puts(sb, "                    __builtin_prefetch(pn + l * PB + 16, 0, 2);\n");
     sb_puts(sb, "                  }\n                }\n");
   }
-  gemm_put_tile_rows(sb, i, name, 16, MRP, "MR", C->prepacked ? "PB" : "NR", ldt);
+  char a_step[24];
+  snprintf(a_step, sizeof a_step, "%lld", C->direct ? np : (long long)MRP);
+  gemm_put_tile_rows(sb, i, name, 16, MRP, a_step, C->prepacked ? "PB" : "NR", nr);
   sb_puts(sb, "              }\n");
   /* the panel's filters are final: into C, then the epilogue */
   sb_printf(sb, "              if (pc + KC >= %lld) {\n", k);
   sb_puts(sb, "                const int64_t nf = nc - jr < NR ? nc - jr : NR;\n");
   sb_puts(sb, "                for (int64_t f = 0; f < nf; f++) {\n");
   sb_printf(sb, "                  float *restrict cr = c + (g * %lld + ic + jr + f) * %lld + jc;\n", m, np);
-  sb_puts(sb, "                  const float *restrict tr = ct0 + ic - i0 + jr + f;\n");
-  sb_printf(sb, "                  for (int64_t px = 0; px < mc; px++) cr[px] = tr[px * %lld];\n", ldt);
+  sb_printf(sb, "                  const float *restrict tr = ct0 + (ic - i0 + jr) * %lld + f;\n", ctn);
+  sb_puts(sb, "                  for (int64_t px = 0; px < mc; px++) cr[px] = tr[px * NR];\n");
   sb_puts(sb, "                }\n");
   if (C->epilogue) {
     char i0[48], i1[64];
@@ -1012,9 +1023,9 @@ static void gemm_slot(const Conv *C, int64_t *ap, int64_t *bp, int64_t *tab, int
   if (C->rows) {
     int64_t nc = C->np < NCP ? (C->np + MRP - 1) / MRP * MRP : NCP;
     int64_t mc = C->m < MCP ? (C->m + PB - 1) / PB * PB : MCP;
-    *ap = nc * kc;
+    *ap = C->direct ? 0 : nc * kc;
     *bp = C->prepacked ? 0 : mc * kc;
-    *ct = nc * ((C->m + 15) / 16 * 16);
+    *ct = nc * ((C->m + PB - 1) / PB * PB); /* panels of up to PB filters */
   } else {
     int64_t mc = C->m < MC ? (C->m + C->pa - 1) / C->pa * C->pa : MC;
     int64_t nc = C->np < NC ? (C->np + NR_MAX - 1) / NR_MAX * NR_MAX : NC;
@@ -1052,7 +1063,7 @@ static bool copy_par(const Conv *C) {
 }
 
 static int64_t sp_total(const Conv *C) {
-  if (C->kind == CK_DW) return 0;
+  if (C->kind == CK_DW || C->direct) return 0;
   double all = (double)C->n * (double)C->groups * (double)sp_group(C);
   return all * 4 > SP_MAX_BYTES ? 0 : (int64_t)all;
 }

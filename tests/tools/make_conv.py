@@ -193,6 +193,11 @@ def main():
     # 1x1 stride 1 with 20 filters (143 pixels), relu.
     w17 = t("w17", (20, 20, 1, 1))
     emit("nn.relu(nn.conv2d(%x1, %w17, padding=[0, 0], channels=20, kernel_size=[1, 1]))", relu(conv2d(T[x1], T[w17])))
+    # 1x1 at 7x7, K = 272 (two KC blocks), 64 filters, batch 2: tiles of
+    # 7 pixels that read the input in place (no packing), relu.
+    x18, w18 = t("x18", (2, 272, 7, 7)), t("w18", (64, 272, 1, 1))
+    emit("nn.relu(nn.conv2d(%x18, %w18, padding=[0, 0], channels=64, kernel_size=[1, 1]))",
+         relu(conv2d(T[x18], T[w18])))
 
     names = list(T)
     consts = [n for n in names if not n.startswith("x") and not n.startswith("r")]
