@@ -258,25 +258,39 @@ static bool analyse(const Group *g, int anchor, Conv *C, const bool *is_const) {
   if (!C->copied && C->kind != CK_DW) C->hp = C->h, C->wp = C->w;
   C->ph = (C->wp + C->sw - 1) / C->sw;
   C->rl = C->sw * C->ph;
-  /* The GEMM's tiles: 7 pixels by NR filters where they compute fewer
-  ** padding outputs than NR pixels by MR filters (by the AVX-512 tiles,
-  ** 32 and 12: small images whose rows are 7 pixels times a power of 2,
-  ** filters a multiple of 32) by more than their cost per output (the
-  ** transposed copy, the pixels' packing): about 100 steps of the
-  ** reduction (measured on ResNet's and MobileNetV2's layers). The
-  ** environment's RLY_CONV_ROWS=1 takes them always (a test hook). */
+  /* The GEMM's tiles: 7 pixels by NR filters, or NR pixels by MR filters
+  ** (AVX-512: 32 and 12), by their cost in steps of the reduction (slots
+  ** of the tiles, padding included, times K) plus their overheads:
+  ** - tiles of 7 pixels that read the input in place (direct: a 1x1 whose
+  **   pixels are a multiple of 7, an im2col whose output rows are: no tile
+  **   across two rows) pay the transposed copy, about 50 steps per output;
+  ** - other tiles of 7 pixels pay that and the packing: about 100;
+  ** - NR pixels by MR filters pack the pixels, about 22 steps per element
+  **   of the im2col matrix (K x pixels) where tiles of 7 pixels could read
+  **   in place and output rows are shorter than NR (a panel's pixels in
+  **   pieces), 5 where they are longer (whole runs), and count their slots
+  **   at 0.95 against the other tiles.
+  ** (Measured on ResNet's and MobileNetV2's layers: the 3x3 stride-2
+  ** layers at 28x28 read in place, ResNet's stem and its 1x1 stride-2
+  ** layers at 28x28 do not.) The environment's RLY_CONV_ROWS=1 takes tiles
+  ** of 7 pixels always (a test hook). */
   C->pa = 12;
   if (C->kind == CK_1X1 || C->kind == CK_IM2COL) {
     double cols = (double)((C->np + 31) / 32 * 32) * (double)((C->m + 11) / 12 * 12);
     double rows = (double)((C->np + MRP - 1) / MRP * MRP) * (double)((C->m + PB - 1) / PB * PB);
+    double k = (double)C->k, outs = (double)C->m * (double)C->np;
     const char *all = getenv("RLY_CONV_ROWS");
-    C->rows = rows * (double)(C->k + 100) < 0.95 * cols * (double)C->k || (all && strcmp(all, "1") == 0);
-    /* A 1x1's tiles of 7 pixels read the input where it is (each step of
-    ** the reduction 7 consecutive floats of a plane), where every tile is
-    ** whole: nothing to pack, and no packed copy to share across cores
-    ** (that pack cost ResNet-50's 14x14 1x1 convolutions a third of their
-    ** time at 2 threads). */
-    C->direct = C->rows && C->kind == CK_1X1 && C->np % MRP == 0;
+    bool direct = (C->kind == CK_1X1 ? C->np % MRP == 0 : C->ow % MRP == 0) &&
+                  C->cg * C->hp * C->rl < INT32_MAX; /* int32 offsets of im2col rows */
+    if (direct) C->rows = rows * k + 50 * outs < cols * k + (C->ow < NR_MAX ? 22 : 5) * k * (double)C->np;
+    else C->rows = rows * (k + 100) < 0.95 * cols * k;
+    if (all && strcmp(all, "1") == 0) C->rows = true;
+    /* Direct tiles read 7 consecutive floats of a plane (a 1x1) or of the
+    ** zero-bordered copy (an im2col: at offsets offl[l] per reduction row)
+    ** per step of the reduction: nothing to pack, and at 2 threads no
+    ** packed copy written on one core and read on the other (that pack
+    ** cost ResNet-50's 14x14 1x1 convolutions a third of their time). */
+    C->direct = C->rows && direct;
     /* Filters in panels of 8 rows (tiles of 8 filters on AVX-512, 4 on
     ** AVX2 and the portable ISA) where 12 would compute a third more rows
     ** (16 filters: 24 rows by 12). Fewer rows per tile load the pixels
@@ -847,13 +861,26 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
   /* blocks of MC pixels (the tiles' rows) */
   sb_puts(sb, "      for (int64_t jc = j0; jc < j1; jc += MC) {\n");
   sb_puts(sb, "        const int64_t mc = j1 - jc < MC ? j1 - jc : MC;\n");
-  if (C->kind == CK_IM2COL) {
+  if (C->kind == CK_IM2COL && !C->direct) {
     put_tables(sb, C, 8, "mc", "MC", true);
   }
   sb_printf(sb, "        for (int64_t pc = 0; pc < %lld; pc += KC) {\n", k);
   sb_printf(sb, "          const int64_t kc = %lld - pc < KC ? %lld - pc : KC;\n", k, k);
-  /* the pixels' block into MR-wide panels: ap[panel][l][r] (direct: read in place) */
+  /* the pixels' block into MR-wide panels: ap[panel][l][r]; direct, read
+  ** in place: an im2col's reduction rows at offsets offl[l] from the
+  ** tile's first pixel */
   if (!C->direct) put_pack_block(sb, C, "ap", "ir", "mc", "MR");
+  else if (C->kind == CK_IM2COL) {
+    long long kk = C->kh * C->kw;
+    sb_puts(sb, "          int32_t *restrict offl = tab;\n");
+    sb_puts(sb, "          for (int64_t l = 0; l < kc; l++) {\n");
+    sb_printf(sb, "            const int64_t t = (pc + l) %% %lld, kw = t %% %lld * %lld;\n", kk, (long long)C->kw,
+              (long long)C->dw);
+    sb_printf(sb, "            offl[l] = (int32_t)((pc + l) / %lld * %lld + t / %lld * %lld + kw %% %lld * %lld + kw / %lld);\n",
+              kk, hw, (long long)C->kw, (long long)(C->dh * C->rl), (long long)C->sw, (long long)C->ph,
+              (long long)C->sw);
+    sb_puts(sb, "          }\n");
+  }
   /* blocks of NC filters (the tiles' columns) */
   sb_puts(sb, "          for (int64_t ic = i0; ic < i1; ic += NC) {\n");
   sb_puts(sb, "            const int64_t nc = i1 - ic < NC ? i1 - ic : NC;\n");
@@ -874,7 +901,10 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
               k * PB);
   else sb_puts(sb, "              const float *restrict pb = bp + jr * kc;\n");
   sb_puts(sb, "              for (int64_t ir = 0; ir < mc; ir += MR) {\n");
-  if (C->direct) sb_printf(sb, "                const float *restrict pa = xg + pc * %lld + jc + ir;\n", np);
+  if (C->direct && C->kind == CK_IM2COL)
+    sb_printf(sb, "                const float *restrict pa = xg + (jc + ir) / %lld * %lld + (jc + ir) %% %lld;\n",
+              (long long)C->ow, (long long)(C->sh * C->rl), (long long)C->ow);
+  else if (C->direct) sb_printf(sb, "                const float *restrict pa = xg + pc * %lld + jc + ir;\n", np);
   else sb_printf(sb, "                const float *restrict pa = sp ? sp + (jc + ir) * %lld + pc * MR : ap + ir * kc;\n", k);
   sb_printf(sb, "                float *restrict ct = ct0 + (ic - i0 + jr) * %lld + ir * NR;\n", ctn);
   if (C->prepacked && nr == PB) {
@@ -891,7 +921,8 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
     sb_puts(sb, "                  }\n                }\n");
   }
   char a_step[24];
-  snprintf(a_step, sizeof a_step, "%lld", C->direct ? np : (long long)MRP);
+  if (C->direct && C->kind == CK_IM2COL) snprintf(a_step, sizeof a_step, "offl[l]");
+  else snprintf(a_step, sizeof a_step, "%lld", C->direct ? np : (long long)MRP);
   gemm_put_tile_rows(sb, i, name, 16, MRP, a_step, C->prepacked ? "PB" : "NR", nr);
   sb_puts(sb, "              }\n");
   /* the panel's filters are final: into C, then the epilogue */

@@ -573,7 +573,8 @@ void gemm_put_tile_rows(StrBuf *sb, int i, const char *name, int ind, int mr, co
   }
   for (int r = 0; r < mr; r++) {
     char s[48];
-    snprintf(s, sizeof s, "pa[l * %s + %d]", a_step, r);
+    if (strstr(a_step, "[l]")) snprintf(s, sizeof s, "pa[%s + %d]", a_step, r);
+    else snprintf(s, sizeof s, "pa[l * %s + %d]", a_step, r);
     sb_printf(sb, "%*s  {\n%*s    const ", ind, "", ind, "");
     v_type(sb, isa, name);
     sb_puts(sb, " x = ");

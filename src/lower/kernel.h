@@ -245,7 +245,10 @@ void gemm_put_v4(StrBuf *sb, const char *name, bool store);
 ** nc, jr. Leaves `mr` and `nr` (the tile's valid size) declared. */
 void gemm_put_tile(StrBuf *sb, int i, const char *name, int ind, const char *a_step, const char *b_step, int64_t ldc);
 /* The same with mr rows of A per tile instead of the ISA's MR (the enum MR
-** in scope must be mr): conv.c's tiles of 7 pixels by NR filters. */
+** in scope must be mr): conv.c's tiles of 7 pixels by NR filters. An
+** A_STEP of the form "TABLE[l]" is the offset of reduction row l itself:
+** the broadcasts read pa[TABLE[l] + r] (conv.c's tiles that read an
+** im2col row in place). */
 void gemm_put_tile_rows(StrBuf *sb, int i, const char *name, int ind, int mr, const char *a_step, const char *b_step,
                         int64_t ldc);
 /* The epilogue ew on a tile as the function NAME_epi(c, leaf pointers, q,
