@@ -291,6 +291,10 @@ static bool analyse(const Group *g, int anchor, Conv *C, const bool *is_const) {
     ** packed copy written on one core and read on the other (that pack
     ** cost ResNet-50's 14x14 1x1 convolutions a third of their time). */
     C->direct = C->rows && direct;
+    /* A 1x1's tiles of NR pixels read the input's rows in place where
+    ** every tile is whole (pixels a multiple of 32, which every ISA's NR
+    ** divides): MobileNetV2's 112x112 and 56x56 layers pack nothing. */
+    if (!C->rows && C->kind == CK_1X1 && C->np % NR_MAX == 0) C->direct = true;
     /* Filters in panels of 8 rows (tiles of 8 filters on AVX-512, 4 on
     ** AVX2 and the portable ISA) where 12 would compute a third more rows
     ** (16 filters: 24 rows by 12). Fewer rows per tile load the pixels
@@ -752,7 +756,7 @@ static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
             "const float *restrict xp, int32_t *restrict tab, const float *restrict sp, int64_t q, int64_t g, "
             "int64_t j0, int64_t j1, int64_t i0, int64_t i1) {\n",
             name, lower_isa_suffix(i));
-  sb_puts(sb, "  (void)ap, (void)xp, (void)tab;\n");
+  sb_puts(sb, "  (void)ap, (void)bp, (void)xp, (void)tab, (void)sp;\n");
   sb_printf(sb, "  enum { MR = %d, NR = %d, KC = %d, MC = %d, NC = %d, PA = %d, PW = %d };\n", mr, nr, KC, MC, NC, PA,
             NR_MAX);
   put_pointers(sb, C);
@@ -772,8 +776,8 @@ static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
   }
   sb_printf(sb, "        for (int64_t pc = 0; pc < %lld; pc += KC) {\n", k);
   sb_printf(sb, "          const int64_t kc = %lld - pc < KC ? %lld - pc : KC;\n", k, k);
-  /* B's block into PW-wide panels: bp[panel][l][col] */
-  put_pack_block(sb, C, "bp", "jr", "nc", "PW");
+  /* B's block into PW-wide panels: bp[panel][l][col] (direct: read in place) */
+  if (!C->direct) put_pack_block(sb, C, "bp", "jr", "nc", "PW");
   sb_puts(sb, "          for (int64_t ic = i0; ic < i1; ic += MC) {\n");
   sb_puts(sb, "            const int64_t mc = i1 - ic < MC ? i1 - ic : MC;\n");
   if (!C->prepacked) { /* A's block into MR-high panels: ap[panel][l][row] */
@@ -788,10 +792,13 @@ static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
     sb_puts(sb, "                }\n              }\n            }\n");
   }
   sb_puts(sb, "            for (int64_t jr = 0; jr < nc; jr += NR) {\n");
-  sb_printf(sb,
-            "              const float *restrict pb = sp ? sp + (jc + jr) / PW * %lld + pc * PW + (jc + jr) %% PW\n"
-            "                                            : bp + (jr - jr %% PW) * kc + jr %% PW;\n",
-            k * NR_MAX);
+  if (C->direct)
+    sb_printf(sb, "              const float *restrict pb = xg + pc * %lld + jc + jr;\n", np);
+  else
+    sb_printf(sb,
+              "              const float *restrict pb = sp ? sp + (jc + jr) / PW * %lld + pc * PW + (jc + jr) %% PW\n"
+              "                                            : bp + (jr - jr %% PW) * kc + jr %% PW;\n",
+              k * NR_MAX);
   sb_puts(sb, "              for (int64_t ir = 0; ir < mc; ir += MR) {\n");
   if (C->prepacked)
     sb_printf(sb, "                const float *restrict pa = wg + (ic + ir) / PA * %lld + pc * PA + (ic + ir) %% PA;\n",
@@ -808,7 +815,9 @@ static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
     sb_puts(sb, "                  for (int64_t b = jr * kc / nc * PA * 4; b < l1 * PA * 4; b += 64) __builtin_prefetch(pn + b, 0, 2);\n");
     sb_puts(sb, "                }\n");
   }
-  gemm_put_tile_rows(sb, i, name, 16, mr, C->prepacked ? "PA" : "MR", "PW", C->np);
+  char b_step[24];
+  snprintf(b_step, sizeof b_step, "%lld", C->direct ? np : (long long)NR_MAX);
+  gemm_put_tile_rows(sb, i, name, 16, mr, C->prepacked ? "PA" : "MR", b_step, C->np);
   if (C->epilogue) {
     char i0[48], i1[64], i1e[64];
     snprintf(i0, sizeof i0, "g * %lld + ic + ir", m);

@@ -24,7 +24,7 @@ typedef struct Conv {
   bool epilogue, prepacked;
   bool const_filter;                    /* the filter is a constant that may be read packed (Winograd needs it) */
   bool rows;                            /* GEMMs: tiles of pixels (broadcast) by filters (vectors), conv.c */
-  bool direct;                          /* rows of a 1x1: the tiles broadcast the input in place (no packing) */
+  bool direct;                          /* GEMMs: the tiles read the pixels in place (no packing), conv.c */
   int pa;                               /* GEMMs (not rows): the filter's panel height, 12 or 8 (conv.c) */
   int wm;                               /* CK_WINO: the output tile's side m of F(m x m, 3 x 3) */
   Ewise ew;

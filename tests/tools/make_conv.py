@@ -198,6 +198,16 @@ def main():
     x18, w18 = t("x18", (2, 272, 7, 7)), t("w18", (64, 272, 1, 1))
     emit("nn.relu(nn.conv2d(%x18, %w18, padding=[0, 0], channels=64, kernel_size=[1, 1]))",
          relu(conv2d(T[x18], T[w18])))
+    # 1x1 whose pixels are a multiple of 32 (tiles of NR pixels that read
+    # the input's rows in place): 8x8, K = 260 (two KC blocks), 40 filters
+    # (an edge tile), batch 2, bias, relu; and 40x32 (two NC blocks of
+    # pixels), K = 8, scale and shift.
+    x19, w19, b19 = t("x19", (2, 260, 8, 8)), t("w19", (40, 260, 1, 1)), t("b19", (40,))
+    emit("nn.relu(nn.bias_add(nn.conv2d(%x19, %w19, padding=[0, 0], channels=40, kernel_size=[1, 1]), %b19))",
+         relu(conv2d(T[x19], T[w19]) + chan(T[b19])))
+    x20, w20, s20, h20 = t("x20", (1, 8, 40, 32)), t("w20", (40, 8, 1, 1)), t("s20", (40, 1, 1)), t("h20", (40, 1, 1))
+    emit("add(multiply(nn.conv2d(%x20, %w20, padding=[0, 0], channels=40, kernel_size=[1, 1]), %s20), %h20)",
+         conv2d(T[x20], T[w20]) * T[s20] + T[h20])
 
     names = list(T)
     consts = [n for n in names if not n.startswith("x") and not n.startswith("r")]
