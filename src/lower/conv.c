@@ -291,10 +291,10 @@ static bool analyse(const Group *g, int anchor, Conv *C, const bool *is_const) {
     ** packed copy written on one core and read on the other (that pack
     ** cost ResNet-50's 14x14 1x1 convolutions a third of their time). */
     C->direct = C->rows && direct;
-    /* A 1x1's tiles of NR pixels read the input's rows in place where
-    ** every tile is whole (pixels a multiple of 32, which every ISA's NR
-    ** divides): MobileNetV2's 112x112 and 56x56 layers pack nothing. */
-    if (!C->rows && C->kind == CK_1X1 && C->np % NR_MAX == 0) C->direct = true;
+    /* A 1x1's tiles of NR pixels read the input's rows in place (but for
+    ** a last tile past the end, copied): MobileNetV2's 112x112 and 56x56
+    ** layers pack nothing. */
+    if (!C->rows && C->kind == CK_1X1) C->direct = true;
     /* Filters in panels of 8 rows (tiles of 8 filters on AVX-512, 4 on
     ** AVX2 and the portable ISA) where 12 would compute a third more rows
     ** (16 filters: 24 rows by 12). Fewer rows per tile load the pixels
@@ -776,8 +776,17 @@ static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
   }
   sb_printf(sb, "        for (int64_t pc = 0; pc < %lld; pc += KC) {\n", k);
   sb_printf(sb, "          const int64_t kc = %lld - pc < KC ? %lld - pc : KC;\n", k, k);
-  /* B's block into PW-wide panels: bp[panel][l][col] (direct: read in place) */
+  /* B's block into PW-wide panels: bp[panel][l][col]; direct, read in
+  ** place but for a last tile past the block's end, whose columns go into
+  ** bp (NR-wide rows, zero past the end) */
   if (!C->direct) put_pack_block(sb, C, "bp", "jr", "nc", "PW");
+  else {
+    sb_puts(sb, "          const int64_t je = nc / NR * NR;\n");
+    sb_puts(sb, "          if (je < nc)\n");
+    sb_puts(sb, "            for (int64_t l = 0; l < kc; l++)\n");
+    sb_puts(sb, "              for (int64_t e = 0; e < NR; e++)\n");
+    sb_printf(sb, "                bp[l * NR + e] = je + e < nc ? xg[(pc + l) * %lld + jc + je + e] : 0.0f;\n", np);
+  }
   sb_puts(sb, "          for (int64_t ic = i0; ic < i1; ic += MC) {\n");
   sb_puts(sb, "            const int64_t mc = i1 - ic < MC ? i1 - ic : MC;\n");
   if (!C->prepacked) { /* A's block into MR-high panels: ap[panel][l][row] */
@@ -792,8 +801,10 @@ static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
     sb_puts(sb, "                }\n              }\n            }\n");
   }
   sb_puts(sb, "            for (int64_t jr = 0; jr < nc; jr += NR) {\n");
-  if (C->direct)
-    sb_printf(sb, "              const float *restrict pb = xg + pc * %lld + jc + jr;\n", np);
+  if (C->direct) {
+    sb_printf(sb, "              const int64_t bs = jr < je ? %lld : NR;\n", np);
+    sb_printf(sb, "              const float *restrict pb = jr < je ? xg + pc * %lld + jc + jr : bp;\n", np);
+  }
   else
     sb_printf(sb,
               "              const float *restrict pb = sp ? sp + (jc + jr) / PW * %lld + pc * PW + (jc + jr) %% PW\n"
@@ -816,7 +827,7 @@ static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
     sb_puts(sb, "                }\n");
   }
   char b_step[24];
-  snprintf(b_step, sizeof b_step, "%lld", C->direct ? np : (long long)NR_MAX);
+  snprintf(b_step, sizeof b_step, C->direct ? "bs" : "%d", NR_MAX);
   gemm_put_tile_rows(sb, i, name, 16, mr, C->prepacked ? "PA" : "MR", b_step, C->np);
   if (C->epilogue) {
     char i0[48], i1[64], i1e[64];
