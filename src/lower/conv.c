@@ -20,9 +20,12 @@
 **   computed flat, 16 pixels per vector across rows, each tap a masked load
 **   of the input in place (no copy). DW_* (put_dw) says where, and what
 **   each measured.
-** - CONV_1X1, 1x1 at stride 1 without padding: per batch and group, the
-**   GEMM C[oc, pixel] = W[oc, ci] X[ci, pixel], whose B operand is the
-**   input itself (rows of H*W pixels).
+** - CONV_1X1, 1x1 without padding: per batch and group, the GEMM
+**   C[oc, pixel] = W[oc, ci] X[ci, pixel], whose B operand is the input
+**   itself (rows of H*W pixels); at a stride, a compact copy of the pixels
+**   under the outputs (OH x OW planes, made first, split by rows over the
+**   threads), which the GEMM then reads as a 1x1 at stride 1 (ResNet's
+**   downsamples: no packing of B, 5% to 10% faster alone).
 ** - CONV_WINO, 3x3 at stride and dilation 1, one group, a constant filter,
 **   images with enough tiles: Winograd F(4x4, 3x3) (or F(2x2, 3x3))
 **   (lower/winograd.c, on the problem analyse fills: lower/conv.h; the
@@ -31,7 +34,7 @@
 **   B being the im2col matrix, never materialized: with padding or a
 **   stride, the input is first copied into the depthwise kernel's layout
 **   (zero borders, rows split by phase; only the rows and column phases
-**   that some tap reads: a 1x1 at stride 2 copies a quarter); the
+**   that some tap reads: a padded 1x1 at stride 2 copies a quarter); the
 **   packing of B's KC x NC block (the GEMM's, lower/gemm.c) then copies,
 **   for each reduction row, runs of consecutive pixels of one output row
 **   (consecutive floats there at any stride) from offsets computed once
@@ -180,7 +183,7 @@ static bool leaf_strides(Conv *C, int k, const Type *res) {
 static bool applies(Conv *C, int kind) {
   switch (kind) {
   case CK_DW: return C->groups > 1 && C->cg == 1;
-  case CK_1X1: return C->kh == 1 && C->kw == 1 && C->sh == 1 && C->sw == 1 && !C->pt && !C->pl && !C->pb && !C->pr;
+  case CK_1X1: return C->kh == 1 && C->kw == 1 && !C->pt && !C->pl && !C->pb && !C->pr;
   case CK_IM2COL: return true;
   case CK_WINO: return wino_applies(C);
   default: return false;
@@ -258,6 +261,12 @@ static bool analyse(const Group *g, int anchor, Conv *C, const bool *is_const) {
   if (!C->copied && C->kind != CK_DW) C->hp = C->h, C->wp = C->w;
   C->ph = (C->wp + C->sw - 1) / C->sw;
   C->rl = C->sw * C->ph;
+  /* A 1x1 at a stride reads a compact copy of the pixels under its
+  ** outputs (OH x OW planes: conv_sub), and is then a 1x1 at stride 1. */
+  if (C->kind == CK_1X1 && (C->sh > 1 || C->sw > 1)) {
+    C->copied = true;
+    C->hp = C->oh, C->wp = C->ph = C->rl = C->ow;
+  }
   /* The GEMM's tiles: 7 pixels by NR filters, or NR pixels by MR filters
   ** (AVX-512: 32 and 12), by their cost in steps of the reduction (slots
   ** of the tiles, padding included, times K) plus their overheads:
@@ -271,8 +280,8 @@ static bool analyse(const Group *g, int anchor, Conv *C, const bool *is_const) {
   **   pieces), 5 where they are longer (whole runs), and count their slots
   **   at 0.95 against the other tiles.
   ** (Measured on ResNet's and MobileNetV2's layers: the 3x3 stride-2
-  ** layers at 28x28 read in place, ResNet's stem and its 1x1 stride-2
-  ** layers at 28x28 do not.) The environment's RLY_CONV_ROWS=1 takes tiles
+  ** layers at 28x28 read in place, ResNet's stem does not.) The
+  ** environment's RLY_CONV_ROWS=1 takes tiles
   ** of 7 pixels always (a test hook). */
   C->pa = 12;
   if (C->kind == CK_1X1 || C->kind == CK_IM2COL) {
@@ -963,6 +972,11 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
   sb_puts(sb, "            }\n          }\n        }\n      }\n    }\n  }\n}\n");
 }
 
+/* Whether the problem is a 1x1 at a stride, read from a compact copy. */
+static bool conv_sub(const Conv *C) {
+  return C->kind == CK_1X1 && C->copied;
+}
+
 /* Whether a tap reads column phase f of the zero-bordered copy. */
 static bool phase_read(const Conv *C, int64_t f) {
   for (int64_t b = 0; b < C->kw; b++)
@@ -973,7 +987,9 @@ static bool phase_read(const Conv *C, int64_t f) {
 /* The zero-bordered copy of the input (Conv.copied) for the GEMMs:
 ** NAME_copy(args, xp, r0, r1) writes the padded rows [r0, r1) of every
 ** batch's planes, counted as one array of N * C * HP rows of RL floats,
-** so that parts of rows write disjoint floats. Only what the packing
+** so that parts of rows write disjoint floats (a 1x1 at a stride,
+** conv_sub: HP = OH rows of RL = OW floats, the pixels under the outputs,
+** nothing else). Only what the packing
 ** reads: a row under no tap (1x1 at a stride: rows oh * SH) is left as it
 ** is, and in the others the column phases no tap reads; of the rest, the
 ** input's floats are copied and the borders (a row out of the input: all
@@ -987,6 +1003,14 @@ static void put_copy_fn(StrBuf *sb, const char *name, const Conv *C) {
   sb_printf(sb, "  const float *restrict xin = (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", C->px);
   sb_puts(sb, "  for (int64_t r = r0; r < r1; r++) {\n");
   sb_printf(sb, "    const int64_t p = r / %lld, a = r %% %lld;\n", hp, hp);
+  if (conv_sub(C)) { /* output row a: input row a * SH, every SW-th float */
+    sb_printf(sb, "    const float *restrict s = xin + p * %lld + a * %lld;\n", h * w, (long long)C->sh * w);
+    sb_printf(sb, "    float *restrict dp = xp + r * %lld;\n", rl);
+    if (sw == 1) sb_printf(sb, "    memcpy(dp, s, %lld);\n", rl * 4);
+    else sb_printf(sb, "    for (int64_t cx = 0; cx < %lld; cx++) dp[cx] = s[cx * %lld];\n", rl, sw);
+    sb_puts(sb, "  }\n}\n");
+    return;
+  }
   if (C->kh == 1 && C->sh > 1)
     sb_printf(sb, "    if (a %% %lld || a / %lld >= %lld) continue;\n", (long long)C->sh, (long long)C->sh,
               (long long)C->oh);

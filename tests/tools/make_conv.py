@@ -208,6 +208,20 @@ def main():
     x20, w20, s20, h20 = t("x20", (1, 8, 40, 32)), t("w20", (40, 8, 1, 1)), t("s20", (40, 1, 1)), t("h20", (40, 1, 1))
     emit("add(multiply(nn.conv2d(%x20, %w20, padding=[0, 0], channels=40, kernel_size=[1, 1]), %s20), %h20)",
          conv2d(T[x20], T[w20]) * T[s20] + T[h20])
+    # 1x1 at a stride (a compact copy of the pixels it reads, then a 1x1
+    # at stride 1): 14x14 to 7x7, K = 264 (two KC blocks), 64 filters,
+    # batch 2, bias and a residual add (tiles of 7 pixels read the copy in
+    # place); strides 2 and 3 on an odd plane; two groups at stride 2.
+    x21, w21, b21, r21 = t("x21", (2, 264, 14, 14)), t("w21", (64, 264, 1, 1)), t("b21", (64,)), \
+        t("r21", (2, 64, 7, 7))
+    emit("add(nn.bias_add(nn.conv2d(%x21, %w21, strides=[2, 2], padding=[0, 0], channels=64, kernel_size=[1, 1]), "
+         "%b21), %r21)", conv2d(T[x21], T[w21], strides=(2, 2)) + chan(T[b21]) + T[r21])
+    x22, w22 = t("x22", (1, 12, 9, 17)), t("w22", (24, 12, 1, 1))
+    emit("nn.relu(nn.conv2d(%x22, %w22, strides=[2, 3], padding=[0, 0], channels=24, kernel_size=[1, 1]))",
+         relu(conv2d(T[x22], T[w22], strides=(2, 3))))
+    x23, w23 = t("x23", (1, 16, 10, 10)), t("w23", (32, 8, 1, 1))
+    emit("nn.conv2d(%x23, %w23, strides=[2, 2], padding=[0, 0], groups=2, channels=32, kernel_size=[1, 1])",
+         conv2d(T[x23], T[w23], strides=(2, 2), groups=2))
 
     names = list(T)
     consts = [n for n in names if not n.startswith("x") and not n.startswith("r")]
