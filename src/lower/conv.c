@@ -837,19 +837,29 @@ static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
   }
   char b_step[24];
   snprintf(b_step, sizeof b_step, C->direct ? "bs" : "%d", NR_MAX);
-  gemm_put_tile_rows(sb, i, name, 16, mr, C->prepacked ? "PA" : "MR", b_step, C->np);
-  if (C->epilogue) {
-    char i0[48], i1[64], i1e[64];
-    snprintf(i0, sizeof i0, "g * %lld + ic + ir", m);
-    snprintf(i1, sizeof i1, "g * %lld + ic + ir + MR", m);
-    snprintf(i1e, sizeof i1e, "g * %lld + ic + ir + mr", m);
-    sb_printf(sb, "                if (pc + KC >= %lld) {\n", k);
-    sb_puts(sb, "                  if (mr == MR && nr == NR) {\n");
-    gemm_put_epilogue_call(sb, name, &C->ew, 20, i0, i1, "jc + jr", "jc + jr + NR");
-    sb_puts(sb, "                  } else {\n");
-    gemm_put_epilogue_call(sb, name, &C->ew, 20, i0, i1e, "jc + jr", "jc + jr + nr");
-    sb_puts(sb, "                  }\n                }\n");
+  /* The last tile of filters, where M is not a multiple of MR, computes
+  ** its M mod MR rows only (the blocks of filters start at multiples of
+  ** MR and end at M or a multiple of MR: only that tile is short): a
+  ** third of the full tile for 64 filters in tiles of 12. */
+  int er = (int)(m % mr);
+  if (er) sb_puts(sb, "                if (ir + MR <= mc) {\n");
+  for (int v = 0; v < (er ? 2 : 1); v++) {
+    if (v) sb_puts(sb, "                } else {\n");
+    gemm_put_tile_rows(sb, i, name, er ? 18 : 16, v ? er : mr, C->prepacked ? "PA" : "MR", b_step, C->np);
+    if (C->epilogue) {
+      char i0[48], i1[64], i1e[64];
+      snprintf(i0, sizeof i0, "g * %lld + ic + ir", m);
+      snprintf(i1, sizeof i1, "g * %lld + ic + ir + MR", m);
+      snprintf(i1e, sizeof i1e, "g * %lld + ic + ir + mr", m);
+      sb_printf(sb, "                if (pc + KC >= %lld) {\n", k);
+      sb_puts(sb, "                  if (mr == MR && nr == NR) {\n");
+      gemm_put_epilogue_call(sb, name, &C->ew, 20, i0, i1, "jc + jr", "jc + jr + NR");
+      sb_puts(sb, "                  } else {\n");
+      gemm_put_epilogue_call(sb, name, &C->ew, 20, i0, i1e, "jc + jr", "jc + jr + nr");
+      sb_puts(sb, "                  }\n                }\n");
+    }
   }
+  if (er) sb_puts(sb, "                }\n");
   sb_puts(sb, "              }\n            }\n          }\n        }\n      }\n    }\n  }\n}\n");
 }
 

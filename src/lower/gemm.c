@@ -593,8 +593,9 @@ void gemm_put_tile_rows(StrBuf *sb, int i, const char *name, int ind, int mr, co
   sb_printf(sb, "%*s}\n", ind, "");
   /* Store: the full tile directly, an edge tile through a buffer. */
   sb_printf(sb, "%*sconst int64_t mr = mc - ir < MR ? mc - ir : MR, nr = nc - jr < NR ? nc - jr : NR;\n", ind, "");
-  /* A full tile: added to C (after the first KC block) from registers. */
-  sb_printf(sb, "%*sif (mr == MR && nr == NR) {\n", ind, "");
+  /* A full tile (of the rows computed): added to C (after the first KC
+  ** block) from registers. */
+  sb_printf(sb, "%*sif (mr == %d && nr == NR) {\n", ind, "", mr);
   sb_printf(sb, "%*s  if (pc) {\n", ind, "");
   for (int r = 0; r < mr; r++)
     for (int v = 0; v < nv; v++) {
@@ -623,7 +624,7 @@ void gemm_put_tile_rows(StrBuf *sb, int i, const char *name, int ind, int mr, co
       sb_puts(sb, ";\n");
     }
   sb_printf(sb, "%*s} else {\n", ind, "");
-  sb_printf(sb, "%*s  float tile[MR * NR];\n", ind, "");
+  sb_printf(sb, "%*s  float tile[%d * NR];\n", ind, "", mr);
   for (int r = 0; r < mr; r++)
     for (int v = 0; v < nv; v++) {
       char p[48], acc[32];
@@ -633,7 +634,7 @@ void gemm_put_tile_rows(StrBuf *sb, int i, const char *name, int ind, int mr, co
       v_store(sb, isa, name, p, acc);
       sb_puts(sb, ";\n");
     }
-  sb_printf(sb, "%*s  for (int64_t r = 0; r < mr; r++)\n", ind, "");
+  sb_printf(sb, "%*s  for (int64_t r = 0; r < mr && r < %d; r++)\n", ind, "", mr);
   sb_printf(sb, "%*s    for (int64_t cc = 0; cc < nr; cc++)\n", ind, "");
   sb_printf(sb, "%*s      ct[r * %lld + cc] = (pc ? ct[r * %lld + cc] : 0.0f) + tile[r * NR + cc];\n", ind, "", n, n);
   sb_printf(sb, "%*s}\n", ind, "");

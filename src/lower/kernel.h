@@ -244,8 +244,10 @@ void gemm_put_v4(StrBuf *sb, const char *name, bool store);
 ** a buffer). Needs in scope: the enums MR, NR; pa, pb, ct; kc, pc, mc, ir,
 ** nc, jr. Leaves `mr` and `nr` (the tile's valid size) declared. */
 void gemm_put_tile(StrBuf *sb, int i, const char *name, int ind, const char *a_step, const char *b_step, int64_t ldc);
-/* The same with mr rows of A per tile instead of the ISA's MR (the enum MR
-** in scope must be mr): conv.c's tiles of 7 pixels by NR filters. An
+/* The same with mr rows of A per tile instead of the ISA's MR: conv.c's
+** tiles of 7 pixels by NR filters (the enum MR in scope is mr), and its
+** last tile of filters where M is not a multiple of MR (mr = M mod MR
+** rows, the enum MR being the ISA's: only where mc - ir is mr). An
 ** A_STEP of the form "TABLE[l]" is the offset of reduction row l itself:
 ** the broadcasts read pa[TABLE[l] + r] (conv.c's tiles that read an
 ** im2col row in place). */
