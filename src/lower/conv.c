@@ -25,7 +25,7 @@
 **   itself (rows of H*W pixels); at a stride, a compact copy of the pixels
 **   under the outputs (OH x OW planes, made first, split by rows over the
 **   threads), which the GEMM then reads as a 1x1 at stride 1 (ResNet's
-**   downsamples: no packing of B, 5% to 10% faster alone).
+**   downsamples: no packing of B, 3% to 7% faster alone).
 ** - CONV_WINO, 3x3 at stride and dilation 1, one group, a constant filter,
 **   images with enough tiles: Winograd F(4x4, 3x3) (or F(2x2, 3x3))
 **   (lower/winograd.c, on the problem analyse fills: lower/conv.h; the
