@@ -759,6 +759,13 @@ static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
   const int PA = C->pa;
   if (PA == 8) mr = mr >= 8 ? 8 : 4; /* tiles that divide the panel */
   long long m = C->m, k = C->k, np = C->np, hw = C->hp * C->rl, panels = (C->m + PA - 1) / PA;
+  /* A 1x1 read in place over one KC block sweeps the pixels of the block
+  ** inside each tile of filters (by_filters), not the filters inside each
+  ** tile of pixels: C's rows are then written MR at a time along the row,
+  ** not all M rows a tile apart (96 rows 50 KB apart at 112x112; the B
+  ** block, K x NC, stays in L2). MobileNetV2's 16 -> 96 expansion at
+  ** 112x112, in the model at one thread: 810 -> 640 us. */
+  int by_filters = C->kind == CK_1X1 && C->direct && k <= KC;
   lower_put_isa_attrs(sb, i);
   sb_printf(sb,
             "static void %s_%s(rlyrt_object *const *args, float *restrict o, float *restrict ap, float *restrict bp, "
@@ -809,21 +816,25 @@ static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
     sb_puts(sb, "                  for (int64_t l = 0; l < kc; l++) dst[l * MR + r] = 0;\n");
     sb_puts(sb, "                }\n              }\n            }\n");
   }
-  sb_puts(sb, "            for (int64_t jr = 0; jr < nc; jr += NR) {\n");
-  if (C->direct) {
-    sb_printf(sb, "              const int64_t bs = jr < je ? %lld : NR;\n", np);
-    sb_printf(sb, "              const float *restrict pb = jr < je ? xg + pc * %lld + jc + jr : bp;\n", np);
+  for (int loop = 0; loop < 2; loop++) {
+    if (loop == by_filters) { /* the pixels' loop */
+      sb_printf(sb, "%*sfor (int64_t jr = 0; jr < nc; jr += NR) {\n", 12 + 2 * loop, "");
+      if (C->direct) {
+        sb_printf(sb, "%*sconst int64_t bs = jr < je ? %lld : NR;\n", 14 + 2 * loop, "", np);
+        sb_printf(sb, "%*sconst float *restrict pb = jr < je ? xg + pc * %lld + jc + jr : bp;\n", 14 + 2 * loop, "", np);
+      } else
+        sb_printf(sb,
+                  "%*sconst float *restrict pb = sp ? sp + (jc + jr) / PW * %lld + pc * PW + (jc + jr) %% PW\n"
+                  "%*s                          : bp + (jr - jr %% PW) * kc + jr %% PW;\n",
+                  14 + 2 * loop, "", k * NR_MAX, 14 + 2 * loop, "");
+    } else {
+      sb_printf(sb, "%*sfor (int64_t ir = 0; ir < mc; ir += MR) {\n", 12 + 2 * loop, "");
+      if (C->prepacked)
+        sb_printf(sb, "%*sconst float *restrict pa = wg + (ic + ir) / PA * %lld + pc * PA + (ic + ir) %% PA;\n",
+                  14 + 2 * loop, "", k * PA);
+      else sb_printf(sb, "%*sconst float *restrict pa = ap + ir * kc;\n", 14 + 2 * loop, "");
+    }
   }
-  else
-    sb_printf(sb,
-              "              const float *restrict pb = sp ? sp + (jc + jr) / PW * %lld + pc * PW + (jc + jr) %% PW\n"
-              "                                            : bp + (jr - jr %% PW) * kc + jr %% PW;\n",
-              k * NR_MAX);
-  sb_puts(sb, "              for (int64_t ir = 0; ir < mc; ir += MR) {\n");
-  if (C->prepacked)
-    sb_printf(sb, "                const float *restrict pa = wg + (ic + ir) / PA * %lld + pc * PA + (ic + ir) %% PA;\n",
-              k * PA);
-  else sb_puts(sb, "                const float *restrict pa = ap + ir * kc;\n");
   sb_printf(sb, "                float *restrict ct = c + (g * %lld + ic + ir) * %lld + jc + jr;\n", m, np);
   if (C->prepacked && C->m > MC) {
     /* A block of filters comes from memory in the first tiles of pixels
