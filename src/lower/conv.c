@@ -438,7 +438,7 @@ static void put_dw_store(StrBuf *sb, const Vops *V, int w, const char *p, const 
 ** broadcast of its weight for all rows), the end of the rows as dw_tail
 ** says (a buffer: one vector; xp has W floats of slack); each vector of
 ** the main loop prefetches pf lines at pn (pn += 64), spread over its taps. */
-static void put_dw_rows(StrBuf *sb, const Conv *C, const Vops *V, int w, int rows, int64_t pf) {
+static void put_dw_rows(StrBuf *sb, const Conv *C, const Vops *V, int w, int rows, int64_t pf, const TileEpi *te) {
   long long rl = C->rl, ph = C->ph, ow = C->ow;
   DwTail tk = dw_tail(C, w);
   sb_puts(sb, "          int64_t j = 0;\n");
@@ -486,6 +486,12 @@ static void put_dw_rows(StrBuf *sb, const Conv *C, const Vops *V, int w, int row
       if (tail && tk == DW_TAIL_BUF) snprintf(p, sizeof p, "tail[%d]", r);
       else snprintf(p, sizeof p, "c + oc * %lld + (oh + %d) * %lld + j", (long long)C->np, r, ow);
       snprintf(acc, sizeof acc, "acc%d", r);
+      if (te) {
+        char col[64], mask[32];
+        snprintf(col, sizeof col, "(oh + %d) * %lld + j", r, ow);
+        snprintf(mask, sizeof mask, "(__mmask16)0x%llx", (1ull << (ow < 16 ? ow : 16)) - 1);
+        gemm_put_epi_vec(sb, V->i, te, 12, acc, "oc", col, tail && tk == DW_TAIL_MASK ? mask : NULL);
+      }
       sb_puts(sb, "            ");
       put_dw_store(sb, V, w, p, acc, tail && tk == DW_TAIL_MASK ? ow : w);
       sb_puts(sb, ";\n");
@@ -531,7 +537,7 @@ static bool dw_flat(const Conv *C, int w) {
 ** before or past the tensor); the last vector stored masked. The same FMAs
 ** in the same order per output as put_dw_rows, so the same bits. Reads
 ** the input in place: no copy. */
-static void put_dw_flat(StrBuf *sb, const Conv *C, const Vops *V) {
+static void put_dw_flat(StrBuf *sb, const Conv *C, const Vops *V, const TileEpi *te) {
   int64_t nv = (C->np + 15) / 16, ng = (nv + DW_FLAT_GROUP - 1) / DW_FLAT_GROUP, gs = (nv + ng - 1) / ng;
   int64_t nk = C->kh * C->kw;
   for (int64_t t = 0; t < nk; t++) sb_printf(sb, "        const __m512 k%lld = _mm512_set1_ps(wk[%lld]);\n", (long long)t, (long long)t);
@@ -564,8 +570,15 @@ static void put_dw_flat(StrBuf *sb, const Conv *C, const Vops *V) {
       char p[96], acc[24];
       snprintf(p, sizeof p, "c + oc * %lld + %lld", (long long)C->np, (long long)(v * 16));
       snprintf(acc, sizeof acc, "acc%lld", (long long)(v - v0));
+      int64_t n = C->np - v * 16 < 16 ? C->np - v * 16 : 16;
+      if (te) {
+        char col[32], mask[32];
+        snprintf(col, sizeof col, "%lld", (long long)(v * 16));
+        snprintf(mask, sizeof mask, "(__mmask16)0x%llx", (1ull << n) - 1);
+        gemm_put_epi_vec(sb, V->i, te, 10, acc, "oc", col, n < 16 ? mask : NULL);
+      }
       sb_puts(sb, "          ");
-      put_dw_store(sb, V, 16, p, acc, C->np - v * 16 < 16 ? C->np - v * 16 : 16);
+      put_dw_store(sb, V, 16, p, acc, n);
       sb_puts(sb, ";\n");
     }
     sb_puts(sb, "        }\n");
@@ -611,6 +624,11 @@ static void put_dw(StrBuf *sb, int i, const char *name, const Conv *C) {
   sb_printf(sb, "static void %s_%s(rlyrt_object *const *args, float *restrict o, float *restrict xp, int64_t p0, "
                 "int64_t p1) {\n", name, lower_isa_suffix(i));
   put_pointers(sb, C);
+  /* The epilogue in registers before each store where it can (not on
+  ** AVX2's masked row ends: its leaves would need masked loads). */
+  bool in_regs = C->epilogue && gemm_epi_vec_ok(i, &C->ew, C->l_sj) && (w == 16 || dw_tail(C, w) != DW_TAIL_MASK);
+  TileEpi te = {&C->ew, C->l_sq, C->l_si, C->l_sj, "oc", "0", 0};
+  if (in_regs) gemm_put_epi_bounds(sb, &C->ew, 2);
   /* the planes p = q * C + ci in [p0, p1) */
   sb_puts(sb, "  for (int64_t p = p0; p < p1; p++) {\n");
   sb_printf(sb, "    const int64_t q = p / %lld, ci = p %% %lld;\n", (long long)C->c, (long long)C->c);
@@ -628,7 +646,7 @@ static void put_dw(StrBuf *sb, int i, const char *name, const Conv *C) {
   sb_printf(sb, "      for (int64_t mu = 0; mu < %lld; mu++) {\n", (long long)C->m);
   sb_printf(sb, "        const int64_t oc = ci * %lld + mu;\n", (long long)C->m);
   sb_printf(sb, "        const float *restrict wk = w + oc * %lld;\n", (long long)(C->kh * C->kw));
-  if (flat) put_dw_flat(sb, C, &V);
+  if (flat) put_dw_flat(sb, C, &V, in_regs ? &te : NULL);
   else {
     /* DW_ROWS output rows at a time (independent accumulators), then
     ** one; large planes prefetch the next one meanwhile (its copy then
@@ -639,16 +657,16 @@ static void put_dw(StrBuf *sb, int i, const char *name, const Conv *C) {
     if (per) sb_printf(sb, "        const char *pn = (const char *)(s + %lld);\n", (long long)(C->h * C->w));
     sb_printf(sb, "        for (; oh + %d <= %lld; oh += %d) {\n", DW_ROWS, (long long)C->oh, DW_ROWS);
     if (by_rows) put_dw_copy_rows(sb, C, w, DW_ROWS);
-    put_dw_rows(sb, C, &V, w, DW_ROWS, per);
-    if (by_rows && C->epilogue) put_dw_epilogue_rows(sb, name, C, DW_ROWS);
+    put_dw_rows(sb, C, &V, w, DW_ROWS, per, in_regs ? &te : NULL);
+    if (by_rows && C->epilogue && !in_regs) put_dw_epilogue_rows(sb, name, C, DW_ROWS);
     sb_puts(sb, "        }\n");
     sb_printf(sb, "        for (; oh < %lld; oh++) {\n", (long long)C->oh);
     if (by_rows) put_dw_copy_rows(sb, C, w, 1);
-    put_dw_rows(sb, C, &V, w, 1, 0);
-    if (by_rows && C->epilogue) put_dw_epilogue_rows(sb, name, C, 1);
+    put_dw_rows(sb, C, &V, w, 1, 0, in_regs ? &te : NULL);
+    if (by_rows && C->epilogue && !in_regs) put_dw_epilogue_rows(sb, name, C, 1);
     sb_puts(sb, "        }\n");
   }
-  if (C->epilogue && (flat || !by_rows)) {
+  if (C->epilogue && !in_regs && (flat || !by_rows)) {
     char j1[32];
     snprintf(j1, sizeof j1, "%lld", np);
     gemm_put_epilogue_call(sb, name, &C->ew, 8, "oc", "oc + 1", "0", j1);
@@ -853,16 +871,28 @@ static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
   ** MR and end at M or a multiple of MR: only that tile is short): a
   ** third of the full tile for 64 filters in tiles of 12. */
   int er = (int)(m % mr);
+  /* The epilogue: on a full tile in registers before its store where it
+  ** can (gemm_epi_vec_ok), else (and on edge tiles) on C after it. */
+  char i0[48];
+  snprintf(i0, sizeof i0, "g * %lld + ic + ir", m);
+  bool in_regs = C->epilogue && gemm_epi_vec_ok(i, &C->ew, C->l_sj);
+  TileEpi te = {&C->ew, C->l_sq, C->l_si, C->l_sj, i0, "jc + jr", C->k};
   if (er) sb_puts(sb, "                if (ir + MR <= mc) {\n");
   for (int v = 0; v < (er ? 2 : 1); v++) {
     if (v) sb_puts(sb, "                } else {\n");
-    gemm_put_tile_rows(sb, i, name, er ? 18 : 16, v ? er : mr, C->prepacked ? "PA" : "MR", b_step, C->np);
+    gemm_put_tile_rows(sb, i, name, er ? 18 : 16, v ? er : mr, C->prepacked ? "PA" : "MR", b_step, C->np,
+                       in_regs ? &te : NULL);
     if (C->epilogue) {
-      char i0[48], i1[64], i1e[64];
-      snprintf(i0, sizeof i0, "g * %lld + ic + ir", m);
+      char i1[64], i1e[64];
       snprintf(i1, sizeof i1, "g * %lld + ic + ir + MR", m);
       snprintf(i1e, sizeof i1e, "g * %lld + ic + ir + mr", m);
       sb_printf(sb, "                if (pc + KC >= %lld) {\n", k);
+      if (in_regs) {
+        sb_printf(sb, "                  if (!(mr == %d && nr == NR))\n", v ? er : mr);
+        gemm_put_epilogue_call(sb, name, &C->ew, 20, i0, i1e, "jc + jr", "jc + jr + nr");
+        sb_puts(sb, "                }\n");
+        continue;
+      }
       sb_puts(sb, "                  if (mr == MR && nr == NR) {\n");
       gemm_put_epilogue_call(sb, name, &C->ew, 20, i0, i1, "jc + jr", "jc + jr + NR");
       sb_puts(sb, "                  } else {\n");
@@ -973,7 +1003,7 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
   char a_step[24];
   if (C->direct && C->kind == CK_IM2COL) snprintf(a_step, sizeof a_step, "offl[l]");
   else snprintf(a_step, sizeof a_step, "%lld", C->direct ? np : (long long)MRP);
-  gemm_put_tile_rows(sb, i, name, 16, MRP, a_step, C->prepacked ? "PB" : "NR", nr);
+  gemm_put_tile_rows(sb, i, name, 16, MRP, a_step, C->prepacked ? "PB" : "NR", nr, NULL);
   sb_puts(sb, "              }\n");
   /* the panel's filters are final: into C, then the epilogue */
   sb_printf(sb, "              if (pc + KC >= %lld) {\n", k);

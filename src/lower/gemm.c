@@ -402,10 +402,11 @@ static void put_epilogue_loops(StrBuf *sb, const Ewise *ew, const int64_t *l_sq,
 ** in each ISA version: its pointers are restrict parameters, which gcc
 ** trusts (pointers loaded into restrict locals it does not, and at -O2 it
 ** vectorizes no loop that would need an aliasing check). The clip bounds
-** and constants are its locals. */
+** and constants are its locals. Marked unused: the versions compiled may
+** all run the epilogue in registers (-mavx2 drops the portable one). */
 void gemm_put_epilogue_fn(StrBuf *sb, const char *name, const Ewise *ew, const int64_t *l_sq, const int64_t *l_si,
                           const int64_t *l_sj, int64_t ldc) {
-  sb_printf(sb, "static inline __attribute__((always_inline)) void %s_epi(float *restrict c", name);
+  sb_printf(sb, "static inline __attribute__((always_inline, unused)) void %s_epi(float *restrict c", name);
   ew_put_pointer_list(sb, ew, EW_PTR_PARAMS);
   sb_puts(sb, ", int64_t q, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {\n  (void)q;\n");
   ew_put_bounds(sb, ew);
@@ -423,6 +424,125 @@ void gemm_put_epilogue_call(StrBuf *sb, const char *name, const Ewise *ew, int i
   sb_printf(sb, "%*s%s_epi(c", indent, "", name);
   ew_put_pointer_list(sb, ew, EW_PTR_NAMES);
   sb_printf(sb, ", q, %s, %s, %s, %s);\n", i0, i1, j0, j1);
+}
+
+/* {==== The epilogue in registers ====} */
+
+static bool dtype_f32(DType d) { return d.code == DT_FLOAT && d.bits == 32 && d.lanes == 1; }
+
+/* The vector intrinsic (AVX-512 or AVX2, "_mm512_" + it) of a float32
+** operator whose template it computes to the bit: max(a, b) is a > b ? a :
+** b, min(a, b) a < b ? a : b, as maxps and minps (NaN and signed zeros
+** included); relu is max(a, 0), clip max(min(a, HI), LO). NULL: none. */
+static const char *vec_op(OpId id) {
+  switch (id) {
+  case OP_ADD: case OP_BIAS_ADD: return "add_ps";
+  case OP_SUBTRACT: return "sub_ps";
+  case OP_MULTIPLY: return "mul_ps";
+  case OP_MAXIMUM: case OP_RELU: return "max_ps";
+  case OP_MINIMUM: return "min_ps";
+  case OP_CLIP: return "min_ps";
+  default: return NULL;
+  }
+}
+
+void gemm_put_epi_bounds(StrBuf *sb, const Ewise *ew, int ind) {
+  StrBuf bd = {0};
+  ew_put_bounds(&bd, ew);
+  for (const char *t = sb_str(&bd); *t;) { /* ew_put_bounds indents by 2 */
+    const char *e = strchr(t, '\n');
+    size_t len = e ? (size_t)(e - t) : strlen(t);
+    sb_printf(sb, "%*s%.*s\n", ind - 2, "", (int)len, t);
+    t += len + (e ? 1 : 0);
+  }
+  sb_free(&bd);
+}
+
+bool gemm_epi_vec_ok(int i, const Ewise *ew, const int64_t *l_sj) {
+  if (portable(&isas[i])) return false; /* C has no ?: on vectors */
+  const Group *g = ew->g;
+  for (int k = 0; k < ew->nleaves; k++) {
+    if (!dtype_f32(ew->leaves[k].dtype)) return false;
+    if (ew->leaves[k].param >= 0 && l_sj[k] != 0 && l_sj[k] != 1) return false;
+    if (ew->leaves[k].param <= -2) {
+      const ConstData *c = g->nodes[-2 - ew->leaves[k].param].call->u.constant.value;
+      if (!dtype_f32(c->dtype)) return false;
+    }
+  }
+  for (int n = 0; n < g->nnodes; n++) {
+    const GNode *nd = &g->nodes[n];
+    if (!nd->live || n == ew->anchor || nd->kind == GN_CONST) continue;
+    if (nd->kind != GN_CALL || !vec_op(nd->op->id) || !dtype_f32(nd->call->type->u.tensor.dtype)) return false;
+    if (nd->op->id == OP_CLIP && !ew->bounded[n]) return false;
+  }
+  return true;
+}
+
+void gemm_put_epi_vec(StrBuf *sb, int i, const TileEpi *te, int ind, const char *acc, const char *row, const char *col,
+                      const char *mask) {
+  const Isa *isa = &isas[i];
+  const Ewise *ew = te->ew;
+  const Group *g = ew->g;
+  const char *px = isa->w == 16 ? "_mm512_" : "_mm256_", *vt = isa->w == 16 ? "__m512" : "__m256";
+  bool used[EW_MAX_LEAVES] = {0};
+  for (int n = 0; n < g->nnodes; n++)
+    if (g->nodes[n].live && n != ew->anchor && g->nodes[n].kind == GN_CALL)
+      for (int j = 0; j < g->nodes[n].nargs; j++)
+        if (ew->leaf_of[n][j] >= 0) used[ew->leaf_of[n][j]] = true;
+  sb_printf(sb, "%*s{\n", ind, "");
+  for (int k = 0; k < ew->nleaves; k++) {
+    const EwLeaf *l = &ew->leaves[k];
+    if (!used[k]) continue;
+    sb_printf(sb, "%*s  const %s v%d = ", ind, "", vt, k);
+    if (l->param == -1) sb_puts(sb, acc);
+    else if (l->param <= -2) sb_printf(sb, "%sset1_ps(x%d)", px, k);
+    else {
+      StrBuf ix = {0};
+      bool any = false;
+      put_term(&ix, &any, "q", te->l_sq[k]);
+      if (te->l_si[k]) {
+        if (any) sb_puts(&ix, " + ");
+        sb_printf(&ix, "(%s) * %lld", row, (long long)te->l_si[k]);
+        any = true;
+      }
+      if (te->l_sj[k]) {
+        if (any) sb_puts(&ix, " + ");
+        sb_printf(&ix, "(%s)", col);
+        any = true;
+      }
+      if (!any) sb_putc(&ix, '0');
+      char ptr[32];
+      if (l->field >= 0) snprintf(ptr, sizeof ptr, "p%d_%d", l->param, l->field);
+      else snprintf(ptr, sizeof ptr, "p%d", l->param);
+      if (te->l_sj[k] && mask) sb_printf(sb, "%smaskz_loadu_ps(%s, %s + %s)", px, mask, ptr, sb_str(&ix));
+      else if (te->l_sj[k]) sb_printf(sb, "%sloadu_ps(%s + %s)", px, ptr, sb_str(&ix));
+      else sb_printf(sb, "%sset1_ps(%s[%s])", px, ptr, sb_str(&ix));
+      sb_free(&ix);
+    }
+    sb_puts(sb, ";\n");
+  }
+  int last = -1;
+  for (int n = 0; n < g->nnodes; n++) {
+    const GNode *nd = &g->nodes[n];
+    if (!nd->live || n == ew->anchor || nd->kind != GN_CALL) continue;
+    char a[2][16];
+    for (int j = 0; j < nd->nargs && j < 2; j++) {
+      if (ew->leaf_of[n][j] >= 0) snprintf(a[j], sizeof a[j], "v%d", ew->leaf_of[n][j]);
+      else snprintf(a[j], sizeof a[j], "n%d", nd->args[j]);
+    }
+    sb_printf(sb, "%*s  const %s n%d = ", ind, "", vt, n);
+    switch (nd->op->id) {
+    case OP_RELU: sb_printf(sb, "%smax_ps(%s, %ssetzero_ps())", px, a[0], px); break;
+    case OP_CLIP:
+      sb_printf(sb, "%smax_ps(%smin_ps(%s, %sset1_ps(hi%d)), %sset1_ps(lo%d))", px, px, a[0], px, n, px, n);
+      break;
+    default: sb_printf(sb, "%s%s(%s, %s)", px, vec_op(nd->op->id), a[0], a[1]); break;
+    }
+    sb_puts(sb, ";\n");
+    last = n;
+  }
+  if (last >= 0) sb_printf(sb, "%*s  %s = n%d;\n", ind, "", acc, last);
+  sb_printf(sb, "%*s}\n", ind, "");
 }
 
 static void put_epilogue(StrBuf *sb, const char *name, const Gemm *G, int indent, const char *i0, const char *i1,
@@ -543,12 +663,8 @@ static void put_gemv(StrBuf *sb, const Isa *isa, const char *name, const Gemm *G
 }
 
 /* The micro-kernel (see kernel.h): accumulators, the k loop, the store. */
-void gemm_put_tile(StrBuf *sb, int i, const char *name, int ind, const char *a_step, const char *b_step, int64_t ldc) {
-  gemm_put_tile_rows(sb, i, name, ind, isas[i].mr, a_step, b_step, ldc);
-}
-
 void gemm_put_tile_rows(StrBuf *sb, int i, const char *name, int ind, int mr, const char *a_step, const char *b_step,
-                        int64_t ldc) {
+                        int64_t ldc, const TileEpi *te) {
   const Isa *isa = &isas[i];
   int w = isa->w, nr = isa->nr, nv = nr / w;
   long long n = (long long)ldc;
@@ -619,6 +735,21 @@ void gemm_put_tile_rows(StrBuf *sb, int i, const char *name, int ind, int mr, co
       sb_puts(sb, ";\n");
     }
   sb_printf(sb, "%*s  }\n", ind, "");
+  if (te) { /* after the last KC block: the epilogue, in registers */
+    int in = ind + 4;
+    if (te->k > KC) sb_printf(sb, "%*s  if (pc + KC >= %lld) {\n", ind, "", (long long)te->k);
+    else sb_printf(sb, "%*s  {\n", ind, "");
+    gemm_put_epi_bounds(sb, te->ew, in);
+    for (int r = 0; r < mr; r++)
+      for (int v = 0; v < nv; v++) {
+        char acc[32], row[96], col[96];
+        snprintf(acc, sizeof acc, "c%d_%d", r, v);
+        snprintf(row, sizeof row, "%s + %d", te->row0, r);
+        snprintf(col, sizeof col, "%s + %d", te->col0, v * w);
+        gemm_put_epi_vec(sb, i, te, in, acc, row, col, NULL);
+      }
+    sb_printf(sb, "%*s  }\n", ind, "");
+  }
   for (int r = 0; r < mr; r++)
     for (int v = 0; v < nv; v++) {
       char p[64], acc[32];
@@ -729,8 +860,15 @@ static void put_gemm(StrBuf *sb, const Isa *isa, const char *name, const Gemm *G
                   "(jc + jr) %% PW;\n", k * LOWER_PACK_NR);
   else sb_puts(sb, "      const float *restrict pa = ap + ir * kc, *restrict pb = bp + jr * kc;\n");
   sb_printf(sb, "      float *restrict ct = c + (ic + ir) * %lld + jc + jr;\n", n);
-  gemm_put_tile(sb, (int)(isa - isas), name, 6, "MR", G->prepacked ? "PW" : "NR", G->n);
-  if (G->epilogue) {
+  /* the epilogue on full tiles in registers where it can (see conv.c) */
+  bool in_regs = G->epilogue && gemm_epi_vec_ok((int)(isa - isas), &G->ew, G->l_sj);
+  TileEpi te = {&G->ew, G->l_sq, G->l_si, G->l_sj, "ic + ir", "jc + jr", G->k};
+  gemm_put_tile_rows(sb, (int)(isa - isas), name, 6, mr, "MR", G->prepacked ? "PW" : "NR", G->n, in_regs ? &te : NULL);
+  if (in_regs) {
+    sb_printf(sb, "      if (pc + KC >= %lld && !(mr == MR && nr == NR)) {\n", k);
+    put_epilogue(sb, name, G, 8, "ic + ir", "ic + ir + mr", "jc + jr", "jc + jr + nr");
+    sb_puts(sb, "      }\n");
+  } else if (G->epilogue) {
     /* the last KC block: the tile is final; a full one with constant
     ** trip counts, so that the compiler vectorizes the epilogue */
     sb_printf(sb, "      if (pc + KC >= %lld) {\n", k);

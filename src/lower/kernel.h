@@ -236,23 +236,45 @@ void gemm_put_vop(StrBuf *sb, int i, const char *name, GemmVop op, const char *a
 /* The portable version's vector type NAME_v4 and its load NAME_ld4 (and,
 ** when store, NAME_st4), under #if RLYRT_ISA_MIN == 0. */
 void gemm_put_v4(StrBuf *sb, const char *name, bool store);
-/* The MR x NR micro-kernel of ISA version i, at indentation ind: the
+/* The mr x NR micro-kernel of ISA version i, at indentation ind: the
 ** accumulators, the loop over l < kc of a broadcast of pa[l * A_STEP + r]
 ** per row and loads of pb + l * B_STEP per NR/W vectors, then the tile
 ** stored to ct (rows ldc floats apart): added to it when pc != 0, the
 ** part inside mc - ir rows and nc - jr columns only (an edge tile through
 ** a buffer). Needs in scope: the enums MR, NR; pa, pb, ct; kc, pc, mc, ir,
-** nc, jr. Leaves `mr` and `nr` (the tile's valid size) declared. */
-void gemm_put_tile(StrBuf *sb, int i, const char *name, int ind, const char *a_step, const char *b_step, int64_t ldc);
-/* The same with mr rows of A per tile instead of the ISA's MR: conv.c's
-** tiles of 7 pixels by NR filters (the enum MR in scope is mr), and its
-** last tile of filters where M is not a multiple of MR (mr = M mod MR
-** rows, the enum MR being the ISA's: only where mc - ir is mr). An
-** A_STEP of the form "TABLE[l]" is the offset of reduction row l itself:
-** the broadcasts read pa[TABLE[l] + r] (conv.c's tiles that read an
-** im2col row in place). */
+** nc, jr. Leaves `mr` and `nr` (the tile's valid size) declared. mr is the
+** ISA's MR (gemm.c), or conv.c's 7 pixels by NR filters (the enum MR in
+** scope is mr), or its last tile of filters where M is not a multiple of
+** MR (mr = M mod MR rows, the enum MR being the ISA's: only where mc - ir
+** is mr). An A_STEP of the form "TABLE[l]" is the offset of reduction row
+** l itself: the broadcasts read pa[TABLE[l] + r] (conv.c's tiles that
+** read an im2col row in place).
+** te (or NULL): an epilogue that runs on a full tile in registers before
+** its store, after the last KC block (gemm_epi_vec_ok said it can); rows
+** and columns of the tile's first element are the expressions row0, col0;
+** the leaves are read at q * l_sq + row * l_si + col * l_sj. The caller
+** runs the epilogue in memory on the other tiles only. */
+typedef struct TileEpi {
+  const Ewise *ew;
+  const int64_t *l_sq, *l_si, *l_sj;
+  const char *row0, *col0;
+  int64_t k; /* the reduction's length */
+} TileEpi;
 void gemm_put_tile_rows(StrBuf *sb, int i, const char *name, int ind, int mr, const char *a_step, const char *b_step,
-                        int64_t ldc);
+                        int64_t ldc, const TileEpi *te);
+/* Whether ISA version i can run the epilogue ew in registers
+** (gemm_put_tile_rows's te): float32 throughout, the leaves one per row or
+** contiguous along the row, every node an add, subtract, multiply,
+** maximum, minimum, relu or clip (intrinsics with the templates' bits). */
+bool gemm_epi_vec_ok(int i, const Ewise *ew, const int64_t *l_sj);
+/* Vector acc of ISA version i (row `row`, columns from `col`, of batch q)
+** through te's epilogue in registers: each leaf broadcast (l_sj 0) or
+** loaded (l_sj 1; given mask, an AVX-512 __mmask16 of the lanes to read,
+** masked), each node one intrinsic; the result goes back into acc. Needs
+** the bounds in scope (gemm_put_epi_bounds, at indentation ind). */
+void gemm_put_epi_vec(StrBuf *sb, int i, const TileEpi *te, int ind, const char *acc, const char *row, const char *col,
+                      const char *mask);
+void gemm_put_epi_bounds(StrBuf *sb, const Ewise *ew, int ind);
 /* The epilogue ew on a tile as the function NAME_epi(c, leaf pointers, q,
 ** i0, i1, j0, j1): rows [i0, i1) and columns [j0, j1) of C (rows ldc apart,
 ** c at batch q); leaf k is read at q * l_sq[k] + ei * l_si[k] + ej * l_sj[k]. */
