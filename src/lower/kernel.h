@@ -79,6 +79,7 @@ enum {
   LOWER_PAR_MIN_ELEMS = 1 << 16,  /* elementwise chains: elements of the result */
   LOWER_PAR_MIN_FLOPS = 1 << 21,  /* GEMM and GEMV: 2 * M * N * K */
   LOWER_PAR_MIN_READ = 1 << 17,   /* reductions and softmax: elements read */
+  LOWER_PAR_MIN_POOL = 1 << 14,   /* pools: elements read (pool.c says why) */
 };
 /* Whether work (in the unit of min) is enough to split: work >= min, or
 ** always when the environment has RLY_SPLIT_ALL=1 (a test hook: every
