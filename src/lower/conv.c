@@ -14,8 +14,9 @@
 **   than a vector), a masked store (shorter ones: AVX-512, AVX2) or a
 **   buffer (the portable version's rows under 4); the epilogue runs over
 **   the channel's plane while it is in cache. Large planes (112x112) are
-**   copied and go through the epilogue a few rows at a time, as the rows
-**   need them, and prefetch the next plane into L2; AVX-512's small
+**   copied a few rows at a time into a window of rows that stays in L1,
+**   as the rows need them, go through the epilogue by rows, and prefetch
+**   the next plane into L2; AVX-512's small
 **   stride-1 planes whose rows are not a multiple of 16 (7x7 to 28x28) are
 **   computed flat, 16 pixels per vector across rows, each tap a masked load
 **   of the input in place (no copy). DW_* (put_dw) says where, and what
@@ -261,6 +262,12 @@ static bool analyse(const Group *g, int anchor, Conv *C, const bool *is_const) {
   if (!C->copied && C->kind != CK_DW) C->hp = C->h, C->wp = C->w;
   C->ph = (C->wp + C->sw - 1) / C->sw;
   C->rl = C->sw * C->ph;
+  /* Depthwise: each phase of a row a whole number of vectors (16 floats),
+  ** so that the taps at the start of a phase load aligned vectors (at
+  ** stride 2 two taps in three, at stride 1 one; each load otherwise
+  ** crosses a cache line): MobileNetV2's 112x112 stride-2 layer alone
+  ** 190 -> 168 us, its stride-1 ones 3% to 7%. */
+  if (C->kind == CK_DW) C->ph = (C->ph + 15) / 16 * 16, C->rl = C->sw * C->ph;
   /* A 1x1 at a stride reads a compact copy of the pixels under its
   ** outputs (OH x OW planes: conv_sub), and is then a 1x1 at stride 1. */
   if (C->kind == CK_1X1 && (C->sh > 1 || C->sw > 1)) {
@@ -350,9 +357,14 @@ static void vop(StrBuf *sb, const Vops *v, GemmVop op, const char *a, const char
 ** the row's end masked (GCC vectorizes the loops below 16 outputs at a
 ** time and leaves the rest of each phase scalar: MobileNetV2's stride-2
 ** layers took 5 to 20% longer; its 112x112 one was faster on them while
-** its planes were copied whole, not by rows). */
+** its planes were copied whole, not by rows). Input row ih lands in dst's
+** row ih + PT, less base where one is given (a window of rows from padded
+** row base: put_dw_copy_rows). */
 static void put_plane_copy(StrBuf *sb, const Conv *C, int ind, const char *dst, const char *src, int w, const char *ih0,
-                           const char *ih1) {
+                           const char *ih1, const char *base) {
+  char row[64]; /* the padded row of input row ih in dst */
+  if (base) snprintf(row, sizeof row, "(ih + %lld - %s)", (long long)C->pt, base);
+  else snprintf(row, sizeof row, "(ih + %lld)", (long long)C->pt);
   if (w == 16 && C->sw == 2) {
     long long W = C->w, pl = C->pl, ph = C->ph;
     /* input column x + 2i: padded column x + 2i + PL, phase PL % 2, index x / 2 + i + PL / 2; x + 2i + 1 likewise */
@@ -364,7 +376,7 @@ static void put_plane_copy(StrBuf *sb, const Conv *C, int ind, const char *dst, 
     sb_puts(sb, ");\n");
     sb_printf(sb, "%*sfor (int64_t ih = %s; ih < %s; ih++) {\n", ind, "", ih0, ih1);
     sb_printf(sb, "%*s  const float *restrict r = %s + ih * %lld;\n", ind, "", src, W);
-    sb_printf(sb, "%*s  float *restrict d = %s + (ih + %lld) * %lld;\n", ind, "", dst, (long long)C->pt, (long long)C->rl);
+    sb_printf(sb, "%*s  float *restrict d = %s + %s * %lld;\n", ind, "", dst, row, (long long)C->rl);
     /* one pass over the row per phase (one pass for both, each load
     ** feeding two permutes, measured slower on 112x112 planes) */
     for (int odd = 0; odd < 2; odd++) {
@@ -389,16 +401,16 @@ static void put_plane_copy(StrBuf *sb, const Conv *C, int ind, const char *dst, 
   }
   sb_printf(sb, "%*sfor (int64_t ih = %s; ih < %s; ih++) {\n", ind, "", ih0, ih1);
   if (C->sw == 1) {
-    sb_printf(sb, "%*s  memcpy(%s + (ih + %lld) * %lld + %lld, %s + ih * %lld, %lld);\n", ind, "", dst, (long long)C->pt,
-              (long long)C->rl, (long long)C->pl, src, (long long)C->w, (long long)(C->w * 4));
+    sb_printf(sb, "%*s  memcpy(%s + %s * %lld + %lld, %s + ih * %lld, %lld);\n", ind, "", dst, row, (long long)C->rl,
+              (long long)C->pl, src, (long long)C->w, (long long)(C->w * 4));
   } else {
     /* phase f holds the padded columns t * SW + f: input columns t * SW + f - PL */
     for (int64_t f = 0; f < C->sw; f++) {
       int64_t t0 = C->pl - f > 0 ? (C->pl - f + C->sw - 1) / C->sw : 0, t1 = (C->w - 1 + C->pl - f) / C->sw;
       if (C->w - 1 + C->pl - f < 0 || t0 > t1) continue;
       sb_printf(sb, "%*s  for (int64_t cx = %lld; cx <= %lld; cx++)\n", ind, "", (long long)t0, (long long)t1);
-      sb_printf(sb, "%*s    %s[(ih + %lld) * %lld + %lld + cx] = %s[ih * %lld + cx * %lld - %lld];\n", ind, "", dst,
-                (long long)C->pt, (long long)C->rl, (long long)(f * C->ph), src, (long long)C->w, (long long)C->sw,
+      sb_printf(sb, "%*s    %s[%s * %lld + %lld + cx] = %s[ih * %lld + cx * %lld - %lld];\n", ind, "", dst, row,
+                (long long)C->rl, (long long)(f * C->ph), src, (long long)C->w, (long long)C->sw,
                 (long long)(C->pl - f));
     }
   }
@@ -438,7 +450,7 @@ static void put_dw_store(StrBuf *sb, const Vops *V, int w, const char *p, const 
 ** broadcast of its weight for all rows), the end of the rows as dw_tail
 ** says (a buffer: one vector; xp has W floats of slack); each vector of
 ** the main loop prefetches pf lines at pn (pn += 64), spread over its taps. */
-static void put_dw_rows(StrBuf *sb, const Conv *C, const Vops *V, int w, int rows, int64_t pf, const TileEpi *te) {
+static void put_dw_rows(StrBuf *sb, const Conv *C, const Vops *V, int w, int rows, int64_t pf, const TileEpi *te, bool win) {
   long long rl = C->rl, ph = C->ph, ow = C->ow;
   DwTail tk = dw_tail(C, w);
   sb_puts(sb, "          int64_t j = 0;\n");
@@ -468,7 +480,8 @@ static void put_dw_rows(StrBuf *sb, const Conv *C, const Vops *V, int w, int row
         sb_puts(sb, ";\n");
         for (int r = 0; r < rows; r++) {
           char p[96], acc[16];
-          snprintf(p, sizeof p, "xp + (oh + %d) * %lld + j + %lld", r, (long long)(C->sh * rl), off);
+          if (win) snprintf(p, sizeof p, "xp + j + %lld", r * (long long)(C->sh * rl) + off);
+          else snprintf(p, sizeof p, "xp + (oh + %d) * %lld + j + %lld", r, (long long)(C->sh * rl), off);
           StrBuf l = {0};
           vop(&l, V, GV_LOAD, p, NULL, NULL);
           snprintf(acc, sizeof acc, "acc%d", r);
@@ -507,8 +520,9 @@ static void put_dw_rows(StrBuf *sb, const Conv *C, const Vops *V, int w, int row
 
 /* The input planes of at least DW_PF_MIN floats are prefetched (into L2)
 ** a plane ahead; planes whose buffer (hp x rl) has DW_ROWCOPY_MIN floats or
-** more are copied a few rows at a time (put_dw_copy_rows), the others
-** whole first; planes of rows that are not a multiple of 16 outputs take
+** more are copied a few rows at a time into a window (put_dw_copy_rows:
+** a multiplier of 1; with more, each plane feeds several filters and is
+** copied whole), the others whole first; planes of rows that are not a multiple of 16 outputs take
 ** the flat kernel (dw_flat) up to DW_FLAT_MAX vectors, in groups of up to
 ** DW_FLAT_GROUP accumulators. Measured on MobileNetV2 at one thread
 ** (minimum us per call, each against the state before it): prefetching,
@@ -516,7 +530,10 @@ static void put_dw_rows(StrBuf *sb, const Conv *C, const Vops *V, int w, int row
 ** 250; the copy by rows, its 112x112 layers 300 -> 280 and 550 -> 490
 ** (and the epilogue by rows after it, 297 -> 286 at stride 1), but 20 to
 ** 80% slower on 28x28 and 14x14 planes (in L1 anyway); flat, 7x7 80 ->
-** 21, 14x14 42 -> 27, 28x28 70 -> 65. */
+** 21, 14x14 42 -> 27, 28x28 70 -> 65. Later, on a Zen 4 alone: the window
+** of rows in place of the whole plane's buffer, 112x112 at stride 2 168
+** -> 161 us (after the aligned phases: 201 -> 168), at stride 1 136 -> 126;
+** in MobileNetV2 at one thread, the stride-2 layer 388 -> 353. */
 enum { DW_PF_MIN = 2048, DW_FLAT_MAX = 64, DW_FLAT_GROUP = 8, DW_ROWCOPY_MIN = 8192 };
 
 /* Whether ISA version of W lanes computes the planes flat (put_dw_flat):
@@ -585,19 +602,31 @@ static void put_dw_flat(StrBuf *sb, const Conv *C, const Vops *V, const TileEpi 
   }
 }
 
-/* The copy into xp of the input rows that output rows [oh, oh + rows)
-** read and the rows before have not (ihc: the rows copied so far), just
-** before they are computed: the copy's reads from memory overlap the FMAs
-** of the rows before, and the rows the FMAs read are in L1 (a plane's
-** buffer may not be: 52 KB at 112x112). */
+/* The rows that output rows [oh, oh + rows) read, into xp just before
+** they are computed: a window of the padded plane from its row oh * SH
+** (wb, we: the padded rows it holds), the rows it holds already moved
+** to its front, the others copied from the input (or zeroed: the borders;
+** the window's memory served the rows and planes before). The copy's
+** reads from memory overlap the FMAs of the rows before, and its writes
+** and the FMAs' reads stay in L1 (a whole plane's buffer would not: 58 KB
+** at 112x112, each row written a cache miss to L2; the window: 9 rows,
+** 4.5 KB). */
 static void put_dw_copy_rows(StrBuf *sb, const Conv *C, int w, int rows) {
-  long long last = (rows - 1) * C->sh + (C->kh - 1) * C->dh - C->pt + 1;
-  sb_printf(sb, "          {\n            int64_t ihn = oh * %lld %c %lld;\n", (long long)C->sh, last < 0 ? '-' : '+',
-            last < 0 ? -last : last);
-  sb_printf(sb, "            if (ihn > %lld) ihn = %lld;\n", (long long)C->h, (long long)C->h);
-  sb_puts(sb, "            if (ihc < ihn) {\n");
-  put_plane_copy(sb, C, 14, "xp", "s", w, "ihc", "ihn");
-  sb_puts(sb, "              ihc = ihn;\n            }\n          }\n");
+  long long nu = (rows - 1) * C->sh + (C->kh - 1) * C->dh + 1, rl = C->rl, pt = C->pt, h = C->h;
+  sb_printf(sb, "          {\n            const int64_t r0 = oh * %lld, r1 = r0 + %lld;\n", (long long)C->sh, nu);
+  sb_puts(sb, "            if (r0 > wb) {\n");
+  sb_printf(sb, "              if (we > r0) memmove(xp, xp + (r0 - wb) * %lld, (size_t)(we - r0) * %lld);\n", rl, rl * 4);
+  sb_puts(sb, "              else we = r0;\n              wb = r0;\n            }\n");
+  sb_printf(sb, "            for (int64_t r = we; r < r1 && r < %lld; r++) memset(xp + (r - r0) * %lld, 0, %lld);\n", pt, rl,
+            rl * 4);
+  sb_printf(sb, "            {\n              const int64_t ia = we > %lld ? we - %lld : 0, ib = r1 - %lld < %lld ? r1 - %lld : %lld;\n",
+            pt, pt, pt, h, pt, h);
+  sb_puts(sb, "              if (ia < ib) {\n");
+  put_plane_copy(sb, C, 16, "xp", "s", w, "ia", "ib", "r0");
+  sb_puts(sb, "              }\n            }\n");
+  sb_printf(sb, "            for (int64_t r = we > %lld ? we : %lld; r < r1; r++) memset(xp + (r - r0) * %lld, 0, %lld);\n",
+            pt + h, pt + h, rl, rl * 4);
+  sb_puts(sb, "            we = r1;\n          }\n");
 }
 
 /* The epilogue on output rows [oh, oh + rows) of plane oc, just stored
@@ -635,14 +664,14 @@ static void put_dw(StrBuf *sb, int i, const char *name, const Conv *C) {
   sb_printf(sb, "    float *restrict c = o + q * %lld;\n", (long long)(C->oc * np));
   sb_puts(sb, "    {\n");
   sb_printf(sb, "      const float *restrict s = xin + p * %lld;\n", (long long)(C->h * C->w));
-  bool flat = dw_flat(C, w), by_rows = C->hp * C->rl >= DW_ROWCOPY_MIN;
+  bool flat = dw_flat(C, w), by_rows = C->hp * C->rl >= DW_ROWCOPY_MIN && C->m == 1;
   if (flat) sb_puts(sb, "      const uintptr_t sa = (uintptr_t)s;\n      (void)xp;\n");
   else if (!by_rows) {
     char hs[32];
     snprintf(hs, sizeof hs, "%lld", (long long)C->h);
-    put_plane_copy(sb, C, 6, "xp", "s", w, "0", hs);
+    put_plane_copy(sb, C, 6, "xp", "s", w, "0", hs, NULL);
   }
-  else sb_puts(sb, "      int64_t ihc = 0; /* the input rows copied */\n");
+  else sb_puts(sb, "      int64_t wb = 0, we = 0; /* the padded rows in the window */\n");
   sb_printf(sb, "      for (int64_t mu = 0; mu < %lld; mu++) {\n", (long long)C->m);
   sb_printf(sb, "        const int64_t oc = ci * %lld + mu;\n", (long long)C->m);
   sb_printf(sb, "        const float *restrict wk = w + oc * %lld;\n", (long long)(C->kh * C->kw));
@@ -657,12 +686,12 @@ static void put_dw(StrBuf *sb, int i, const char *name, const Conv *C) {
     if (per) sb_printf(sb, "        const char *pn = (const char *)(s + %lld);\n", (long long)(C->h * C->w));
     sb_printf(sb, "        for (; oh + %d <= %lld; oh += %d) {\n", DW_ROWS, (long long)C->oh, DW_ROWS);
     if (by_rows) put_dw_copy_rows(sb, C, w, DW_ROWS);
-    put_dw_rows(sb, C, &V, w, DW_ROWS, per, in_regs ? &te : NULL);
+    put_dw_rows(sb, C, &V, w, DW_ROWS, per, in_regs ? &te : NULL, by_rows);
     if (by_rows && C->epilogue && !in_regs) put_dw_epilogue_rows(sb, name, C, DW_ROWS);
     sb_puts(sb, "        }\n");
     sb_printf(sb, "        for (; oh < %lld; oh++) {\n", (long long)C->oh);
     if (by_rows) put_dw_copy_rows(sb, C, w, 1);
-    put_dw_rows(sb, C, &V, w, 1, 0, in_regs ? &te : NULL);
+    put_dw_rows(sb, C, &V, w, 1, 0, in_regs ? &te : NULL, by_rows);
     if (by_rows && C->epilogue && !in_regs) put_dw_epilogue_rows(sb, name, C, 1);
     sb_puts(sb, "        }\n");
   }

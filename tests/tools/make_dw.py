@@ -18,9 +18,12 @@ conv2d: direct loops over the filter taps, independent of relayc):
   37, 45 and 70 with left padding 0, 1 and 2;
 - planes of 2048 floats and more (the next plane prefetched): 48x48 at
   stride 1 and 2;
-- planes whose buffer has 8192 floats or more (copied a few rows at a time
-  before the rows that read them): 90x90 with a multiplier of 2, 100x90 at
-  stride 2.
+- planes whose buffer has 8192 floats or more: with a multiplier of 1,
+  copied a few rows at a time into a window of rows before the rows that
+  read them (100x90 at stride 2; 91x90 at stride 1 with 2 rows of padding
+  at the top and none at the bottom; 97x95 at stride 2, dilation 2, no
+  padding at the top; 93x93 with a 5x5 filter); with a multiplier of 2,
+  copied whole first (90x90).
 
     /usr/bin/python3 tests/tools/make_dw.py [RUN_DIR]   (default: tests/run)
 
@@ -75,6 +78,12 @@ def main():
         ((1, 3, 6, 20), 1, 3, (1, 1), (1, 1, 1, 1), (1, 1), "res"),    # rows of 20: overlap
         ((2, 3, 9, 45), 1, 3, (2, 2), (1, 2, 1, 2), (1, 1), "scale"),  # rows of 23, batch 2
         ((1, 2, 100, 90), 1, 3, (2, 2), (1, 1, 1, 1), (1, 1), "res"),  # copied by rows, stride 2
+        # copied by rows into a window of rows (its rows moved to its front, the borders zeroed):
+        # padding of 2 rows at the top and none at the bottom, the last 3 output rows one at a time;
+        # no top padding, 2 at the bottom, dilation 2; a 5x5 filter at stride 2
+        ((1, 2, 91, 90), 1, 3, (1, 1), (2, 1, 0, 1), (1, 1), "clip"),  # stride 1, 91 output rows
+        ((1, 2, 97, 95), 1, 3, (2, 2), (0, 0, 2, 1), (2, 2), "bias"),  # stride 2, dilation 2
+        ((1, 2, 93, 93), 1, 5, (2, 2), (2, 2, 2, 2), (1, 1), "res"),   # stride 2, 5x5, 47 output rows
     ]
     for i, (xs, mult, k, st, pad, dil, epi) in enumerate(cases):
         c = xs[1]
