@@ -445,15 +445,83 @@ static void put_dw_store(StrBuf *sb, const Vops *V, int w, const char *p, const 
   }
 }
 
+/* The output row (of rows from the step's first) that reads row u of the
+** buffer (from the step's first) at tap row a, or -1. */
+static int dw_row_at(const Conv *C, int64_t u, int64_t a, int rows) {
+  int64_t d = u - a * C->dh;
+  return d >= 0 && d % C->sh == 0 && d / C->sh < rows ? (int)(d / C->sh) : -1;
+}
+
+/* The taps of put_dw_rows by input row (in scope: acc0.., k0.. the
+** filter's taps broadcast, j, xp, oh, pn): row u of the buffer from the
+** step's first feeds output row r at tap row a where u = r * SH + a * DH;
+** each vector loaded once for every row that reads it (stride 1, 4 rows:
+** 18 loads, not 36; stride 2: 27), into a register (an empty asm: GCC
+** would fold the load into each FMA again), each accumulator still
+** taking its taps in the order (a, b), so the same bits; pf prefetches
+** spread over the loads. Alone, min us: 144 channels at 56x56 152 ->
+** 112, 32 at 112x112 126 -> 99, 96 at stride 2 162 -> 146. */
+static void put_dw_taps_shared(StrBuf *sb, const Conv *C, const Vops *V, int rows, int64_t pf, bool win) {
+  long long rl = C->rl, ph = C->ph;
+  int64_t nu = (rows - 1) * C->sh + (C->kh - 1) * C->dh + 1, nl = 0, li = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (int64_t u = 0; u < nu; u++) {
+      bool used = false;
+      for (int64_t a = 0; a < C->kh; a++) used |= dw_row_at(C, u, a, rows) >= 0;
+      if (!used) continue;
+      if (!pass) {
+        nl += C->kw;
+        continue;
+      }
+      for (int64_t b = 0; b < C->kw; b++, li++) {
+        long long off = (b * C->dw) % C->sw * ph + (b * C->dw) / C->sw;
+        char p[96];
+        if (win) snprintf(p, sizeof p, "xp + j + %lld", (long long)u * rl + off);
+        else snprintf(p, sizeof p, "xp + oh * %lld + j + %lld", (long long)(C->sh * rl), (long long)u * rl + off);
+        sb_puts(sb, "            {\n              ");
+        vop(sb, V, GV_TYPE, NULL, NULL, NULL);
+        sb_puts(sb, " x = ");
+        vop(sb, V, GV_LOAD, p, NULL, NULL);
+        sb_puts(sb, ";\n              __asm__(\"\" : \"+v\"(x));\n");
+        for (int64_t a = 0; a < C->kh; a++) {
+          int r = dw_row_at(C, u, a, rows);
+          if (r < 0) continue;
+          char acc[24], kv[24];
+          snprintf(acc, sizeof acc, "acc%d", r);
+          snprintf(kv, sizeof kv, "k%lld", (long long)(a * C->kw + b));
+          sb_printf(sb, "              %s = ", acc);
+          vop(sb, V, GV_FMA, kv, "x", acc);
+          sb_puts(sb, ";\n");
+        }
+        for (int64_t e = (li + 1) * pf / nl - li * pf / nl; e > 0; e--)
+          sb_puts(sb, "              __builtin_prefetch(pn, 0, 2);\n              pn += 64;\n");
+        sb_puts(sb, "            }\n");
+      }
+    }
+}
+
 /* `rows` output rows of the depthwise kernel from row oh (in scope, with
 ** oc, wk, c, xp): W outputs of each row per vector, every tap unrolled (one
-** broadcast of its weight for all rows), the end of the rows as dw_tail
+** broadcast of its weight for all rows; several rows with the AVX-512 and
+** AVX2 versions, where the taps' weights fit in registers beside the rows:
+** each input vector loaded once, put_dw_taps_shared), the end of the rows as dw_tail
 ** says (a buffer: one vector; xp has W floats of slack); each vector of
 ** the main loop prefetches pf lines at pn (pn += 64), spread over its taps. */
 static void put_dw_rows(StrBuf *sb, const Conv *C, const Vops *V, int w, int rows, int64_t pf, const TileEpi *te, bool win) {
   long long rl = C->rl, ph = C->ph, ow = C->ow;
   DwTail tk = dw_tail(C, w);
+  int64_t nk = C->kh * C->kw;
+  bool share = rows > 1 && w >= 8 && nk + rows + 2 <= (w == 16 ? 32 : 16);
   sb_puts(sb, "          int64_t j = 0;\n");
+  for (int64_t t = 0; share && t < nk; t++) {
+    char wv[48];
+    snprintf(wv, sizeof wv, "wk[%lld]", (long long)t);
+    sb_puts(sb, "          const ");
+    vop(sb, V, GV_TYPE, NULL, NULL, NULL);
+    sb_printf(sb, " k%lld = ", (long long)t);
+    vop(sb, V, GV_BCAST, wv, NULL, NULL);
+    sb_puts(sb, ";\n");
+  }
   for (int tail = 0; tail < 2; tail++) {
     if (!tail && ow < w) continue;
     if (tail && tk == DW_TAIL_NONE) break;
@@ -468,7 +536,8 @@ static void put_dw_rows(StrBuf *sb, const Conv *C, const Vops *V, int w, int row
       vop(sb, V, GV_ZERO, NULL, NULL, NULL);
       sb_puts(sb, ";\n");
     }
-    for (int64_t a = 0; a < C->kh; a++)
+    if (share) put_dw_taps_shared(sb, C, V, rows, !tail ? pf : 0, win);
+    for (int64_t a = 0; !share && a < C->kh; a++)
       for (int64_t b = 0; b < C->kw; b++) {
         long long off = a * C->dh * rl + (b * C->dw) % C->sw * ph + (b * C->dw) / C->sw;
         char wv[48];

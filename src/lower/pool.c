@@ -75,8 +75,9 @@ static bool nchw(const Attrs *a, const char *field) {
   return v->u.str.len == 0 || (v->u.str.len == 4 && memcmp(v->u.str.s, "NCHW", 4) == 0);
 }
 
-/* A max pool with at most this many taps unrolls them (put_max_rows). */
-enum { MAX_TAPS_UNROLLED = 25 };
+/* A max pool with at most this many taps unrolls them (put_max_rows); a
+** global pool takes this many planes at a time (put_planes). */
+enum { MAX_TAPS_UNROLLED = 25, GLOBAL_GROUP = 8 };
 
 static bool is_f32(const Type *t) {
   DType d = t->u.tensor.dtype;
@@ -284,21 +285,40 @@ static void put_max_rows(StrBuf *sb, const Pool *P) {
 /* The loop over the planes p0 <= p < p1 (x, o in scope). */
 static void put_planes(StrBuf *sb, const Pool *P) {
   long long hw = P->h * P->w;
-  sb_puts(sb, "  for (int64_t p = p0; p < p1; p++) {\n");
-  sb_printf(sb, "    const float *restrict s = x + p * %lld;\n", hw);
   if (P->global) {
-    if (P->is_max) {
-      sb_puts(sb, "    float acc = -0x1.fffffep+127f;\n");
-      sb_printf(sb, "    for (int64_t i = 0; i < %lld; i++) acc = s[i] > acc ? s[i] : acc;\n", hw);
-      sb_puts(sb, "    o[p] = acc;\n");
-    } else {
-      sb_puts(sb, "    double acc = 0;\n");
-      sb_printf(sb, "    for (int64_t i = 0; i < %lld; i++) acc += (double)s[i];\n", hw);
-      sb_printf(sb, "    o[p] = (float)(acc / %lld);\n", hw);
+    /* GLOBAL_GROUP planes at a time, each plane's sum (or maximum) in its
+    ** own chain in the same order as one at a time (the same bits): one
+    ** chain waited on each add's latency (MobileNetV2's 1280 planes of 49
+    ** in the model at one thread, 37 -> 14 us). The groups counted, not
+    ** `for (; p + 8 <= p1; p += 8)`: GCC -O3 took the loop after that one
+    ** for one that may overflow, and warned. */
+    sb_printf(sb, "  const int64_t ng = (p1 - p0) / %d;\n", GLOBAL_GROUP);
+    static const int group[2] = {GLOBAL_GROUP, 1};
+    for (int gi = 0; gi < 2; gi++) {
+      int g = group[gi];
+      if (g > 1) sb_printf(sb, "  for (int64_t b = 0; b < ng; b++) {\n    const int64_t p = p0 + b * %d;\n", g);
+      else sb_printf(sb, "  for (int64_t p = p0 + ng * %d; p < p1; p++) {\n", GLOBAL_GROUP);
+      sb_printf(sb, "    const float *restrict s = x + p * %lld;\n", hw);
+      for (int k = 0; k < g; k++) {
+        if (P->is_max) sb_printf(sb, "    float a%d = -0x1.fffffep+127f;\n", k);
+        else sb_printf(sb, "    double a%d = 0;\n", k);
+      }
+      sb_printf(sb, "    for (int64_t i = 0; i < %lld; i++) {\n", hw);
+      for (int k = 0; k < g; k++) {
+        if (P->is_max) sb_printf(sb, "      a%d = s[%lld + i] > a%d ? s[%lld + i] : a%d;\n", k, k * hw, k, k * hw, k);
+        else sb_printf(sb, "      a%d += (double)s[%lld + i];\n", k, k * hw);
+      }
+      sb_puts(sb, "    }\n");
+      for (int k = 0; k < g; k++) {
+        if (P->is_max) sb_printf(sb, "    o[p + %d] = a%d;\n", k, k);
+        else sb_printf(sb, "    o[p + %d] = (float)(a%d / %lld);\n", k, k, hw);
+      }
+      sb_puts(sb, "  }\n");
     }
-    sb_puts(sb, "  }\n");
     return;
   }
+  sb_puts(sb, "  for (int64_t p = p0; p < p1; p++) {\n");
+  sb_printf(sb, "    const float *restrict s = x + p * %lld;\n", hw);
   if (P->is_max && P->kh * P->kw <= MAX_TAPS_UNROLLED) {
     put_max_rows(sb, P);
     return;

@@ -4,8 +4,8 @@
 # generated C takes each path (planes flat on masked loads, masked stores,
 # an overlapping last vector, the portable buffer, the copy by column phase
 # at stride 2, the next plane prefetched, large planes copied by rows into
-# a window, the epilogue in registers, a residual read masked at a row's
-# end), is the same C on a second build, and, with every kernel split (RLY_SPLIT_ALL=1), gives the same bits at 1,
+# a window, each input vector loaded once for the rows that read it, the
+# epilogue in registers, a residual read masked at a row's end), is the same C on a second build, and, with every kernel split (RLY_SPLIT_ALL=1), gives the same bits at 1,
 # 2 and 3 threads at each ISA level (RLYRT_ISA_MAX=0, 1 and 2); the values
 # themselves are checked by compiled/*/conv_depthwise. Run from the
 # repository root.
@@ -29,6 +29,7 @@ n=$(grep -c 'depthwise conv2d float32' "$c")
 # ... and the epilogues in registers: clip, a residual read masked (AVX-512)
 for pat in '_mm512_maskz_loadu_ps((__mmask16)' '_mm512_mask_storeu_ps(c + ' '_mm256_maskstore_ps(c + ' \
   'io, _mm512_loadu_ps(r + x + 16)));' 'float tail\[' '__builtin_prefetch(pn, 0, 2);' '^ *j = [0-9]*;$' 'int64_t wb = 0, we = 0;' 'memmove(xp, xp + (r0 - wb) \* ' \
+  '__asm__("" : "+v"(x));' \
   '= _mm512_max_ps(_mm512_min_ps(' '= _mm256_max_ps(_mm256_min_ps(' 'v[0-9]* = _mm512_maskz_loadu_ps((__mmask16)0x[0-9a-f]*, p'; do
   grep -q -- "$pat" "$c" || { echo "FAIL: no '$pat' in the generated C"; fail=1; }
 done
