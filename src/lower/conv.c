@@ -601,8 +601,8 @@ static void put_dw_rows(StrBuf *sb, const Conv *C, const Vops *V, int w, int row
 ** 80% slower on 28x28 and 14x14 planes (in L1 anyway); flat, 7x7 80 ->
 ** 21, 14x14 42 -> 27, 28x28 70 -> 65. Later, on a Zen 4 alone: the window
 ** of rows in place of the whole plane's buffer, 112x112 at stride 2 168
-** -> 161 us (after the aligned phases: 201 -> 168), at stride 1 136 -> 126;
-** in MobileNetV2 at one thread, the stride-2 layer 388 -> 353. */
+** -> 161 us (after the aligned phases: 190 -> 168), at stride 1 136 -> 126;
+** both, in MobileNetV2 at one thread, its stride-2 layer 388 -> 353. */
 enum { DW_PF_MIN = 2048, DW_FLAT_MAX = 64, DW_FLAT_GROUP = 8, DW_ROWCOPY_MIN = 8192 };
 
 /* Whether ISA version of W lanes computes the planes flat (put_dw_flat):
