@@ -979,7 +979,7 @@ static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
   for (int v = 0; v < (er ? 2 : 1); v++) {
     if (v) sb_puts(sb, "                } else {\n");
     gemm_put_tile_rows(sb, i, name, er ? 18 : 16, v ? er : mr, C->prepacked ? "PA" : "MR", b_step, C->np,
-                       in_regs ? &te : NULL);
+                       in_regs ? &te : NULL, np % nr && np % nr <= nr / 2);
     if (C->epilogue) {
       char i1[64], i1e[64];
       snprintf(i1, sizeof i1, "g * %lld + ic + ir + MR", m);
@@ -1148,7 +1148,7 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
   char a_step[24];
   if (C->direct && C->kind == CK_IM2COL) snprintf(a_step, sizeof a_step, "offl[l]");
   else snprintf(a_step, sizeof a_step, "%lld", C->direct ? np : (long long)MRP);
-  gemm_put_tile_rows(sb, i, name, 16, MRP, a_step, C->prepacked ? "PB" : "NR", nr, NULL);
+  gemm_put_tile_rows(sb, i, name, 16, MRP, a_step, C->prepacked ? "PB" : "NR", nr, NULL, false);
   sb_puts(sb, "              }\n");
   /* the panel's filters are final: into C, then the epilogue */
   sb_printf(sb, "              if (pc + KC >= %lld) {\n", k);

@@ -662,17 +662,12 @@ static void put_gemv(StrBuf *sb, const Isa *isa, const char *name, const Gemm *G
   sb_puts(sb, "}\n");
 }
 
-/* The micro-kernel (see kernel.h): accumulators, the k loop, the store. */
-void gemm_put_tile_rows(StrBuf *sb, int i, const char *name, int ind, int mr, const char *a_step, const char *b_step,
-                        int64_t ldc, const TileEpi *te) {
-  const Isa *isa = &isas[i];
-  int w = isa->w, nr = isa->nr, nv = nr / w;
-  long long n = (long long)ldc;
-  /* C's tile is read (and written) after the k loop: fetch it meanwhile. */
-  sb_printf(sb, "%*sfor (int64_t r = 0; r < MR && ir + r < mc; r++) {\n", ind, "");
-  sb_printf(sb, "%*s  __builtin_prefetch(ct + r * %lld, 1);\n", ind, "", n);
-  if (nr * 4 > 64) sb_printf(sb, "%*s  __builtin_prefetch(ct + r * %lld + 16, 1);\n", ind, "", n);
-  sb_printf(sb, "%*s}\n", ind, "");
+/* The accumulators, the k loop and the store of a tile of mr rows by nv
+** vectors of the ISA's (all nr / w of them, or fewer for an edge tile:
+** then only the buffered store; full: whether the tile can be full). */
+static void put_tile_body(StrBuf *sb, const Isa *isa, const char *name, int ind, int mr, const char *a_step,
+                          const char *b_step, long long n, const TileEpi *te, int nv, bool full) {
+  int w = isa->w, nr = isa->nr;
   for (int r = 0; r < mr; r++) {
     sb_printf(sb, "%*s", ind, "");
     v_type(sb, isa, name);
@@ -713,53 +708,54 @@ void gemm_put_tile_rows(StrBuf *sb, int i, const char *name, int ind, int mr, co
   }
   sb_printf(sb, "%*s}\n", ind, "");
   /* Store: the full tile directly, an edge tile through a buffer. */
-  sb_printf(sb, "%*sconst int64_t mr = mc - ir < MR ? mc - ir : MR, nr = nc - jr < NR ? nc - jr : NR;\n", ind, "");
-  /* A full tile (of the rows computed): added to C (after the first KC
-  ** block) from registers. */
-  sb_printf(sb, "%*sif (mr == %d && nr == NR) {\n", ind, "", mr);
-  sb_printf(sb, "%*s  if (pc) {\n", ind, "");
-  for (int r = 0; r < mr; r++)
-    for (int v = 0; v < nv; v++) {
-      char p[64], acc[32];
-      snprintf(p, sizeof p, "ct + %lld", (long long)r * n + v * w);
-      snprintf(acc, sizeof acc, "c%d_%d", r, v);
-      sb_printf(sb, "%*s    %s = ", ind, "", acc);
-      if (portable(isa)) {
-        sb_printf(sb, "%s + ", acc);
-        v_load(sb, isa, name, p);
-      } else {
-        sb_printf(sb, "%s(%s, ", isa->w == 16 ? "_mm512_add_ps" : "_mm256_add_ps", acc);
-        v_load(sb, isa, name, p);
-        sb_puts(sb, ")");
-      }
-      sb_puts(sb, ";\n");
-    }
-  sb_printf(sb, "%*s  }\n", ind, "");
-  if (te) { /* after the last KC block: the epilogue, in registers */
-    int in = ind + 4;
-    if (te->k > KC) sb_printf(sb, "%*s  if (pc + KC >= %lld) {\n", ind, "", (long long)te->k);
-    else sb_printf(sb, "%*s  {\n", ind, "");
-    gemm_put_epi_bounds(sb, te->ew, in);
+  if (full) {
+    /* A full tile (of the rows computed): added to C (after the first KC
+    ** block) from registers. */
+    sb_printf(sb, "%*sif (mr == %d && nr == NR) {\n", ind, "", mr);
+    sb_printf(sb, "%*s  if (pc) {\n", ind, "");
     for (int r = 0; r < mr; r++)
       for (int v = 0; v < nv; v++) {
-        char acc[32], row[96], col[96];
+        char p[64], acc[32];
+        snprintf(p, sizeof p, "ct + %lld", (long long)r * n + v * w);
         snprintf(acc, sizeof acc, "c%d_%d", r, v);
-        snprintf(row, sizeof row, "%s + %d", te->row0, r);
-        snprintf(col, sizeof col, "%s + %d", te->col0, v * w);
-        gemm_put_epi_vec(sb, i, te, in, acc, row, col, NULL);
+        sb_printf(sb, "%*s    %s = ", ind, "", acc);
+        if (portable(isa)) {
+          sb_printf(sb, "%s + ", acc);
+          v_load(sb, isa, name, p);
+        } else {
+          sb_printf(sb, "%s(%s, ", isa->w == 16 ? "_mm512_add_ps" : "_mm256_add_ps", acc);
+          v_load(sb, isa, name, p);
+          sb_puts(sb, ")");
+        }
+        sb_puts(sb, ";\n");
       }
     sb_printf(sb, "%*s  }\n", ind, "");
-  }
-  for (int r = 0; r < mr; r++)
-    for (int v = 0; v < nv; v++) {
-      char p[64], acc[32];
-      snprintf(p, sizeof p, "ct + %lld", (long long)r * n + v * w);
-      snprintf(acc, sizeof acc, "c%d_%d", r, v);
-      sb_printf(sb, "%*s  ", ind, "");
-      v_store(sb, isa, name, p, acc);
-      sb_puts(sb, ";\n");
+    if (te) { /* after the last KC block: the epilogue, in registers */
+      int in = ind + 4;
+      if (te->k > KC) sb_printf(sb, "%*s  if (pc + KC >= %lld) {\n", ind, "", (long long)te->k);
+      else sb_printf(sb, "%*s  {\n", ind, "");
+      gemm_put_epi_bounds(sb, te->ew, in);
+      for (int r = 0; r < mr; r++)
+        for (int v = 0; v < nv; v++) {
+          char acc[32], row[96], col[96];
+          snprintf(acc, sizeof acc, "c%d_%d", r, v);
+          snprintf(row, sizeof row, "%s + %d", te->row0, r);
+          snprintf(col, sizeof col, "%s + %d", te->col0, v * w);
+          gemm_put_epi_vec(sb, (int)(isa - isas), te, in, acc, row, col, NULL);
+        }
+      sb_printf(sb, "%*s  }\n", ind, "");
     }
-  sb_printf(sb, "%*s} else {\n", ind, "");
+    for (int r = 0; r < mr; r++)
+      for (int v = 0; v < nv; v++) {
+        char p[64], acc[32];
+        snprintf(p, sizeof p, "ct + %lld", (long long)r * n + v * w);
+        snprintf(acc, sizeof acc, "c%d_%d", r, v);
+        sb_printf(sb, "%*s  ", ind, "");
+        v_store(sb, isa, name, p, acc);
+        sb_puts(sb, ";\n");
+      }
+    sb_printf(sb, "%*s} else {\n", ind, "");
+  } else sb_printf(sb, "%*s{\n", ind, "");
   sb_printf(sb, "%*s  float tile[%d * NR];\n", ind, "", mr);
   for (int r = 0; r < mr; r++)
     for (int v = 0; v < nv; v++) {
@@ -771,9 +767,35 @@ void gemm_put_tile_rows(StrBuf *sb, int i, const char *name, int ind, int mr, co
       sb_puts(sb, ";\n");
     }
   sb_printf(sb, "%*s  for (int64_t r = 0; r < mr && r < %d; r++)\n", ind, "", mr);
-  sb_printf(sb, "%*s    for (int64_t cc = 0; cc < nr; cc++)\n", ind, "");
+  if (nv * w < nr) sb_printf(sb, "%*s    for (int64_t cc = 0; cc < nr && cc < %d; cc++)\n", ind, "", nv * w);
+  else sb_printf(sb, "%*s    for (int64_t cc = 0; cc < nr; cc++)\n", ind, "");
   sb_printf(sb, "%*s      ct[r * %lld + cc] = (pc ? ct[r * %lld + cc] : 0.0f) + tile[r * NR + cc];\n", ind, "", n, n);
   sb_printf(sb, "%*s}\n", ind, "");
+}
+
+/* The micro-kernel (see kernel.h): accumulators, the k loop, the store.
+** half: a tile of at most NR / 2 columns (the last of a row of C whose
+** length leaves that over) computes its first NR / 2 columns only, half
+** the FMAs: 196 pixels (14x14) in tiles of 32 computed 224, now 208. */
+void gemm_put_tile_rows(StrBuf *sb, int i, const char *name, int ind, int mr, const char *a_step, const char *b_step,
+                        int64_t ldc, const TileEpi *te, bool half) {
+  const Isa *isa = &isas[i];
+  int w = isa->w, nr = isa->nr, nv = nr / w;
+  long long n = (long long)ldc;
+  /* C's tile is read (and written) after the k loop: fetch it meanwhile. */
+  sb_printf(sb, "%*sfor (int64_t r = 0; r < MR && ir + r < mc; r++) {\n", ind, "");
+  sb_printf(sb, "%*s  __builtin_prefetch(ct + r * %lld, 1);\n", ind, "", n);
+  if (nr * 4 > 64) sb_printf(sb, "%*s  __builtin_prefetch(ct + r * %lld + 16, 1);\n", ind, "", n);
+  sb_printf(sb, "%*s}\n", ind, "");
+  sb_printf(sb, "%*sconst int64_t mr = mc - ir < MR ? mc - ir : MR, nr = nc - jr < NR ? nc - jr : NR;\n", ind, "");
+  half = half && nv % 2 == 0;
+  if (half) {
+    sb_printf(sb, "%*sif (nr <= %d) {\n", ind, "", nr / 2);
+    put_tile_body(sb, isa, name, ind + 2, mr, a_step, b_step, n, te, nv / 2, false);
+    sb_printf(sb, "%*s} else {\n", ind, "");
+  }
+  put_tile_body(sb, isa, name, ind + (half ? 2 : 0), mr, a_step, b_step, n, te, nv, true);
+  if (half) sb_printf(sb, "%*s}\n", ind, "");
 }
 
 /* GEMM: five loops around the MR x NR micro-kernel. */
@@ -863,7 +885,8 @@ static void put_gemm(StrBuf *sb, const Isa *isa, const char *name, const Gemm *G
   /* the epilogue on full tiles in registers where it can (see conv.c) */
   bool in_regs = G->epilogue && gemm_epi_vec_ok((int)(isa - isas), &G->ew, G->l_sj);
   TileEpi te = {&G->ew, G->l_sq, G->l_si, G->l_sj, "ic + ir", "jc + jr", G->k};
-  gemm_put_tile_rows(sb, (int)(isa - isas), name, 6, mr, "MR", G->prepacked ? "PW" : "NR", G->n, in_regs ? &te : NULL);
+  gemm_put_tile_rows(sb, (int)(isa - isas), name, 6, mr, "MR", G->prepacked ? "PW" : "NR", G->n, in_regs ? &te : NULL,
+                     G->n % isa->nr && G->n % isa->nr <= isa->nr / 2);
   if (in_regs) {
     sb_printf(sb, "      if (pc + KC >= %lld && !(mr == MR && nr == NR)) {\n", k);
     put_epilogue(sb, name, G, 8, "ic + ir", "ic + ir + mr", "jc + jr", "jc + jr + nr");

@@ -249,7 +249,8 @@ void gemm_put_v4(StrBuf *sb, const char *name, bool store);
 ** MR (mr = M mod MR rows, the enum MR being the ISA's: only where mc - ir
 ** is mr). An A_STEP of the form "TABLE[l]" is the offset of reduction row
 ** l itself: the broadcasts read pa[TABLE[l] + r] (conv.c's tiles that
-** read an im2col row in place).
+** read an im2col row in place). half: a tile of at most NR / 2 columns
+** computes NR / 2 (the last of a row of C whose length leaves that over).
 ** te (or NULL): an epilogue that runs on a full tile in registers before
 ** its store, after the last KC block (gemm_epi_vec_ok said it can); rows
 ** and columns of the tile's first element are the expressions row0, col0;
@@ -262,7 +263,7 @@ typedef struct TileEpi {
   int64_t k; /* the reduction's length */
 } TileEpi;
 void gemm_put_tile_rows(StrBuf *sb, int i, const char *name, int ind, int mr, const char *a_step, const char *b_step,
-                        int64_t ldc, const TileEpi *te);
+                        int64_t ldc, const TileEpi *te, bool half);
 /* Whether ISA version i can run the epilogue ew in registers
 ** (gemm_put_tile_rows's te): float32 throughout, the leaves one per row or
 ** contiguous along the row, every node an add, subtract, multiply,
