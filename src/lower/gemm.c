@@ -1177,15 +1177,18 @@ void *lower_prepack(const LowerPrepack *p, const void *b, size_t *nbytes) {
   /* a Winograd filter: its transform, B[q][j][l] (lower/winograd.c) */
   float *u = p->wino ? wino_transform_filter(p, b) : NULL;
   const float *s = u ? u : b;
-  float *o = d;
+  /* A Winograd filter goes panel by panel, float[np][q][k][pw]: a task
+  ** reads one panel's every point, one stream from memory. */
   for (int64_t q = 0; q < p->q; q++)
-    for (int64_t t = 0; t < np; t++)
+    for (int64_t t = 0; t < np; t++) {
+      float *o = d + (p->wino ? (t * p->q + q) : (q * np + t)) * p->k * pw;
       for (int64_t l = 0; l < p->k; l++)
         for (int64_t x = 0; x < pw; x++, o++) {
           int64_t j = t * pw + x;
           if (j < p->n) memcpy(o, s + q * p->b_sq + l * p->b_sk + j * p->b_sj, sizeof *o);
           else *o = 0;
         }
+    }
   free(u);
   *nbytes = n * sizeof *d;
   return d;

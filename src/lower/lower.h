@@ -81,7 +81,8 @@ typedef struct LowerPrepack {
 bool lower_loops_prepacked(StrBuf *out, const char *name, const Expr *fn, const char *where, const bool *is_const,
                            LowerPrepack *p);
 /* The bytes of B (float32, the constant's data) packed as p says:
-** float[q][ceil(n / PW)][k][PW] (PW: p->pw or 32), malloc'ed, *nbytes
+** float[q][ceil(n / PW)][k][PW] (PW: p->pw or 32; a Winograd filter
+** float[ceil(n / PW)][q][k][PW], each panel's points together), malloc'ed, *nbytes
 ** long. A conv2d's filter (lower/conv.c) is packed the same way as the B
 ** of W's transpose per group, in panels of 12 filters. */
 void *lower_prepack(const LowerPrepack *p, const void *b, size_t *nbytes);

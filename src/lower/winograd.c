@@ -10,7 +10,8 @@
 **                      lower_prepack transforms the constant (in double,
 **                      rounded once) and packs U[a] (a = one of the alpha^2
 **                      points) as the B operand of gemm.c's prepacked GEMM,
-**                      float[a][ceil(K / 32)][C][32];
+**                      float[ceil(K / 32)][a][C][32] (a panel's points
+**                      together: a phase-2 item streams one run of it);
 **   V = B^T d B        per tile and input channel, at run time;
 **   M[a] = V[a]^T U[a] alpha^2 independent GEMMs [tiles x C] x [C x K] on
 **                      gemm.c's MR x NR micro-kernel: the tiles are A's
@@ -475,8 +476,8 @@ static void put_block(StrBuf *sb, int i, const char *name, const Conv *C, const 
   /* 1. the GEMMs M[p] = V[p]^T U[p], tiles as A (rows TBP apart per input
   ** channel), U's panel as B */
   sb_printf(sb, "  for (int64_t pt = 0; pt < %d; pt++) {\n", a2);
-  sb_printf(sb, "    const float *restrict up = u + pt * %lld + k0 / PW * %lld, *restrict vp = vb + pt * %lld;\n",
-            P->kp * c * PW, c * PW, c * tbp);
+  sb_printf(sb, "    const float *restrict up = u + k0 / PW * %lld + pt * %lld, *restrict vp = vb + pt * %lld;\n",
+            a2 * c * PW, c * PW, c * tbp);
   sb_printf(sb, "    float *restrict mp = mb + pt * %lld;\n", tbp * PW);
   sb_printf(sb, "    for (int64_t pc = 0; pc < %lld; pc += KC) {\n", c);
   sb_printf(sb, "      const int64_t kc = %lld - pc < KC ? %lld - pc : KC;\n", c, c);
