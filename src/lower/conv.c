@@ -57,8 +57,10 @@
 ** 196 compute 224. Those GEMMs instead swap the roles: tiles of MRP = 7
 ** pixels (A, broadcast; ResNet's and MobileNetV2's rows are 7 times a
 ** power of 2) by NR filters (B, vectors), the filter packed in PB = 32
-** wide panels, float[groups][ceil(M / 32)][K][32] (each ISA reads its NR
-** columns at their offset), A's panels packed per KC block from the input
+** wide panels, each KC block's panels together (one run of memory per
+** block: the filter streams from memory), float[groups][ceil(K /
+** KC)][ceil(M / 32)][kcb][32] (kcb = KC but in a shorter last block; each
+** ISA reads its NR columns at their offset), A's panels packed per KC block from the input
 ** (a run of 7 pixels of one output row: one copy of 7 floats). The tiles
 ** accumulate C transposed ([pixel][filter]) in per-thread scratch; after
 ** the last KC block each panel of filters is copied into C and through
@@ -1122,8 +1124,8 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
   }
   sb_puts(sb, "            for (int64_t jr = 0; jr < nc; jr += NR) {\n");
   if (C->prepacked)
-    sb_printf(sb, "              const float *restrict pb = wg + (ic + jr) / PB * %lld + pc * PB + (ic + jr) %% PB;\n",
-              k * PB);
+    sb_printf(sb, "              const float *restrict pb = wg + pc * %lld + (ic + jr) / PB * kc * PB + (ic + jr) %% PB;\n",
+              (m + PB - 1) / PB * PB);
   else sb_puts(sb, "              const float *restrict pb = bp + jr * kc;\n");
   sb_puts(sb, "              for (int64_t ir = 0; ir < mc; ir += MR) {\n");
   if (C->direct && C->kind == CK_IM2COL)
@@ -1138,7 +1140,7 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
     ** into L2, a share before each tile (the whole panel would not fit in
     ** L1 beside the one in use). */
     sb_puts(sb, "                if (ic + jr + NR < i1) {\n");
-    sb_printf(sb, "                  const float *pn = pb + %lld;\n", k * PB);
+    sb_puts(sb, "                  const float *pn = pb + kc * PB;\n");
     sb_puts(sb, "                  const int64_t l1 = (ir + MR) * kc / mc < kc ? (ir + MR) * kc / mc : kc;\n");
     sb_puts(sb, "                  for (int64_t l = ir * kc / mc; l < l1; l++) {\n");
     sb_puts(sb, "                    __builtin_prefetch(pn + l * PB, 0, 2);\n");
@@ -1640,6 +1642,9 @@ bool conv_lower_prepacked(StrBuf *out, const char *name, const Expr *fn, const c
     p->b_sk = 1;
     p->b_sj = C->k;
     p->pw = C->rows ? PB : C->pa;
+    /* tiles of pixel rows: each KC block's panels together (the filter
+    ** streams from memory block by block) */
+    p->kc = C->rows ? KC : 0;
     if (C->kind == CK_WINO) wino_prepack(C, p);
   }
   free(C);

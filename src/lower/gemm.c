@@ -1178,17 +1178,22 @@ void *lower_prepack(const LowerPrepack *p, const void *b, size_t *nbytes) {
   float *u = p->wino ? wino_transform_filter(p, b) : NULL;
   const float *s = u ? u : b;
   /* A Winograd filter goes panel by panel, float[np][q][k][pw]: a task
-  ** reads one panel's every point, one stream from memory. */
+  ** reads one panel's every point, one stream from memory. With kc, the
+  ** panels of a block of kc rows go together. */
   for (int64_t q = 0; q < p->q; q++)
-    for (int64_t t = 0; t < np; t++) {
-      float *o = d + (p->wino ? (t * p->q + q) : (q * np + t)) * p->k * pw;
-      for (int64_t l = 0; l < p->k; l++)
+    for (int64_t t = 0; t < np; t++)
+      for (int64_t l = 0; l < p->k; l++) {
+        float *o = d + (p->wino ? (t * p->q + q) * p->k + l : (q * np + t) * p->k + l) * pw;
+        if (p->kc > 0) {
+          int64_t pc = l / p->kc * p->kc, kcb = p->k - pc < p->kc ? p->k - pc : p->kc;
+          o = d + (q * np * p->k + pc * np + t * kcb + (l - pc)) * pw;
+        }
         for (int64_t x = 0; x < pw; x++, o++) {
           int64_t j = t * pw + x;
           if (j < p->n) memcpy(o, s + q * p->b_sq + l * p->b_sk + j * p->b_sj, sizeof *o);
           else *o = 0;
         }
-    }
+      }
   free(u);
   *nbytes = n * sizeof *d;
   return d;

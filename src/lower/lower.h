@@ -75,6 +75,7 @@ typedef struct LowerPrepack {
   int64_t q, k, n;          /* B's batches (1 when broadcast), reduction, columns */
   int64_t b_sq, b_sk, b_sj; /* element strides: B(q, l, j) = data[q * b_sq + l * b_sk + j * b_sj] */
   int64_t pw;               /* the panels' width; 0: LOWER_PACK_NR */
+  int64_t kc;               /* > 0: the reduction in blocks of kc rows, each block's panels together */
   int wino;                 /* m > 0: B is a conv2d's 3x3 filter [n][k][3][3] whose Winograd transform
                                for F(m x m, 3 x 3) is packed instead, as q = (m + 2)^2 batches (lower/winograd.c) */
 } LowerPrepack;
@@ -82,8 +83,10 @@ bool lower_loops_prepacked(StrBuf *out, const char *name, const Expr *fn, const 
                            LowerPrepack *p);
 /* The bytes of B (float32, the constant's data) packed as p says:
 ** float[q][ceil(n / PW)][k][PW] (PW: p->pw or 32; a Winograd filter
-** float[ceil(n / PW)][q][k][PW], each panel's points together), malloc'ed, *nbytes
-** long. A conv2d's filter (lower/conv.c) is packed the same way as the B
+** float[ceil(n / PW)][q][k][PW], each panel's points together; with
+** p->kc, each batch float[ceil(k / KC)][ceil(n / PW)][kcb][PW], kcb = KC
+** but for a shorter last block: the panels one block of the reduction
+** reads, one run of memory), malloc'ed, *nbytes long. A conv2d's filter (lower/conv.c) is packed the same way as the B
 ** of W's transpose per group, in panels of 12 filters. */
 void *lower_prepack(const LowerPrepack *p, const void *b, size_t *nbytes);
 

@@ -244,6 +244,7 @@ void wino_prepack(const Conv *C, LowerPrepack *p) {
   p->b_sk = 1;
   p->b_sj = C->c;
   p->pw = 0;
+  p->kc = 0;
   p->wino = C->wm;
 }
 

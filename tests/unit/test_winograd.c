@@ -1,6 +1,6 @@
 /* test_winograd.c: the filter transform of lower/winograd.c, through
 ** lower_prepack (lower.h) with LowerPrepack.wino = 2 and 4: the packed
-** layout (float[point][ceil(n / 32)][k][32], zero-padded past n), and
+** layout (float[ceil(n / 32)][point][k][32], zero-padded past n), and
 ** Winograd's identity: with U the packed transform of a random 3x3 filter,
 ** A^T (U . (B^T d B)) A is the direct correlation of d with the filter (an
 ** m x m output tile, in double, up to the float32 rounding of U). B^T and
@@ -38,7 +38,7 @@ static void check_m(int m) {
   /* zero past the last filter */
   for (int pt = 0; pt < a * a; pt++)
     for (int l = 0; l < K; l++)
-      for (int x = N - 32; x < 32; x++) CHECK(u[((pt * 2 + 1) * K + l) * 32 + x] == 0);
+      for (int x = N - 32; x < 32; x++) CHECK(u[((a * a + pt) * K + l) * 32 + x] == 0);
   double worst = 0;
   for (int o = 0; o < N; o++)
     for (int c = 0; c < K; c++) {
@@ -56,7 +56,7 @@ static void check_m(int m) {
       for (int i = 0; i < a; i++)
         for (int j = 0; j < a; j++) {
           int pt = i * a + j;
-          mm[i][j] = (double)u[((pt * 2 + o / 32) * K + c) * 32 + o % 32] * v[i][j];
+          mm[i][j] = (double)u[((o / 32 * a * a + pt) * K + c) * 32 + o % 32] * v[i][j];
         }
       for (int i = 0; i < m; i++)
         for (int j = 0; j < m; j++) {
@@ -75,9 +75,41 @@ static void check_m(int m) {
   free(u);
 }
 
+/* LowerPrepack.kc (conv.c's tiles of pixel rows): B(q, l, j) =
+** W[q][j][l] in 32-wide panels, each block of kc reduction rows' panels
+** together: float[q][ceil(k / kc)][ceil(n / 32)][kcb][32], kcb = kc but
+** in the last block, zero past n. Every float is checked against W. */
+static void check_blocks(void) {
+  enum { Q = 2, KR = 300, N = 40, KC = 256, NP = 2 }; /* blocks of 256 and 44 rows; panels of 32 and 8 */
+  float *w = malloc(sizeof(float) * Q * N * KR);
+  for (int i = 0; i < Q * N * KR; i++) w[i] = (float)(i + 1);
+  LowerPrepack p = {0};
+  p.param = 0;
+  p.q = Q, p.k = KR, p.n = N;
+  p.b_sq = (int64_t)N * KR, p.b_sk = 1, p.b_sj = KR;
+  p.pw = 32, p.kc = KC;
+  size_t nbytes = 0;
+  float *b = lower_prepack(&p, w, &nbytes);
+  CHECK_EQ(nbytes, (size_t)Q * NP * KR * 32 * sizeof(float));
+  int bad = 0;
+  for (int q = 0; q < Q; q++)
+    for (int l = 0; l < KR; l++)
+      for (int j = 0; j < NP * 32; j++) {
+        int pc = l / KC * KC, kcb = KR - pc < KC ? KR - pc : KC;
+        size_t at = (size_t)q * NP * KR * 32 + (size_t)pc * NP * 32 + (size_t)(j / 32) * kcb * 32 +
+                    (size_t)(l - pc) * 32 + (size_t)(j % 32);
+        float want = j < N ? w[(size_t)q * N * KR + (size_t)j * KR + l] : 0.0f;
+        if (b[at] != want) bad++;
+      }
+  CHECK_EQ(bad, 0);
+  free(b);
+  free(w);
+}
+
 int main(void) {
   srand(7);
   check_m(2);
   check_m(4);
+  check_blocks();
   return check_report("test_winograd");
 }
