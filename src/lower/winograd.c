@@ -33,39 +33,40 @@
 **
 ** The tiles are cut into blocks of whole tile rows of one image (about
 ** TILES tiles: so that a block's outputs are a contiguous range of each
-** output plane, which the epilogue takes at once), and the work into two
-** rlyrt_parallel_for phases that share V:
-**   1. items (image, range of input channels), about 4 per thread: each
-**      plane copied into the thread's scratch with zero borders that cover
-**      every tile's window, its columns split by phase (column mod m: on
-**      AVX-512 m vectors of a row split by permutes), then per block the
-**      channel's windows gathered into D[alpha^2][tiles] (each window
-**      element of a tile row is consecutive floats of a phase), and
+** output plane, which the epilogue takes at once). Per block, two phases:
+**   1. each input plane copied into the thread's scratch with zero
+**      borders that cover every tile's window, its columns split by phase
+**      (column mod m: on AVX-512 m vectors of a row split by permutes),
+**      then the block's windows gathered into D[alpha^2][tiles] (each
+**      window element of a tile row is consecutive floats of a phase), and
 **      B^T d B on W tiles per vector (the coefficients are small
 **      integers: adds and products by constants) into the block's
 **      V[alpha^2][C][TBP] (TBP: the rows the micro-kernels read, the
 **      tiles up to a multiple of mr, up to a multiple of 16; those past
-**      the tiles are dropped), in shared scratch (every block of a group of
-**      images: at most VCAP floats unless one image needs more; larger
-**      batches run group by group);
-**   2. items (image, block, 32-filter panel of U): the alpha^2 GEMMs from
-**      the block's V into M[alpha^2][TBP][32] (the thread's scratch), with
-**      a micro-kernel of mr rows (tiles) chosen per ISA to pad the block
-**      least (a block of 16 tiles takes 8, of 28 takes 7, where MR = 12
-**      would pad to 24 and 36); A^T m A on W filters per vector (M's
-**      rows), scattered into the output planes (F(4x4) on AVX-512: a
-**      whole tile's 16 filters by 4 x 4 transposes in each 128-bit lane,
-**      a row of 4 outputs per store); the epilogue on the block's pixels
-**      and the panel's filters.
-** Each input transform is done once however many panels read it, and
-** phase 2 has blocks x panels items, of one size but for a shorter last
-** block (ResNet-18: 7 x 2 at 56x56, blocks of 2 tile rows; 2 x 4 at
-** 28x28, of 4 and 3 rows; 1 x 8 at 14x14). That is the split when there
-** are fewer blocks than threads; with a block for every thread (and on
-** one thread) an item is instead one block's both phases, its input rows
-** only, so that its V is read by the core that wrote it (V crossing
-** cores made the 56x56 and 28x28 layers no faster on 2 threads than on
-** 1, on AMD's Zen 5). Every output value is
+**      the tiles are dropped);
+**   2. per 32-filter panel of U: the alpha^2 GEMMs from the block's V into
+**      M[alpha^2][TBP][32] (the thread's scratch), with a micro-kernel of
+**      mr rows (tiles) chosen per ISA to pad the block least (a block of
+**      16 tiles takes 8, of 28 takes 7, where MR = 12 would pad to 24 and
+**      36); A^T m A on W filters per vector (M's rows), scattered into the
+**      output planes (F(4x4) on AVX-512: a whole tile's 16 filters by 4 x 4
+**      transposes in each 128-bit lane, a row of 4 outputs per store); the
+**      epilogue on the block's pixels and the panel's filters.
+** Each thread keeps one block's V in its scratch, headed by the block's
+** index. The rlyrt_parallel_for items are whole blocks (both phases, every
+** panel) when the blocks divide evenly among the threads, else (image,
+** block, panel) in block order: a thread transforms a block when its first
+** item of the block comes, so V is read by the core that wrote it (V
+** shared across cores made ResNet's 56x56 and 28x28 layers no faster on 2
+** threads than on 1, and phase 1 at 14x14 4x slower than on 1 thread, on
+** AMD's Zen 5). A thread whose items start or end inside a block, or that
+** takes another's item, repeats that block's phase 1: where the threads
+** outnumber the blocks 4 to 1 (or with RLY_WINO_SHARED=1 at build time, a
+** test hook) the phases are split apart instead, V shared (every block of
+** a group of images: at most VCAP floats unless one image needs more;
+** larger batches run group by group): phase 1 by (image, range of input
+** channels), about 4 per thread, phase 2 by (image, block, panel).
+** Every output value is
 ** computed by the same operations in the same order whatever the split
 ** (V per channel and tile, a GEMM row of M per tile and KC block, the
 ** output transform per tile and filter; mr and the blocks depend on the
@@ -294,10 +295,10 @@ static void put_rows(StrBuf *sb, int ind, const Plan *P) {
             ind, "", rb, rb, th, rb, th, (long long)P->tw);
 }
 
-/* Phase 1: channels [c0, c1) of image q: each plane copied with zero
-** borders into the thread's scratch ws, then per block of tile rows its
-** windows gathered into D and B^T d B into the block's V (vq: every
-** image's and block's V). */
+/* Phase 1: channels [c0, c1) of image q, blocks [b0, b1): each plane
+** copied with zero borders into the thread's scratch ws, then per block
+** of tile rows its windows gathered into D and B^T d B into the block's V
+** (vq: the V of block b0, the next blocks' after it). */
 static void put_input(StrBuf *sb, int i, const char *name, const Conv *C, const Plan *P) {
   int w, mr_isa, nr;
   gemm_isa_tile(i, &w, &mr_isa, &nr);
@@ -406,7 +407,7 @@ static void put_input(StrBuf *sb, int i, const char *name, const Conv *C, const 
   sb_puts(sb, "    for (int64_t bk = b0; bk < b1; bk++) {\n");
   put_rows(sb, 6, P);
   sb_puts(sb, "      const int64_t tr = (tb + MR - 1) / MR * MR;\n");
-  sb_printf(sb, "      float *restrict vb = vq + bk * %lld;\n", (long long)P->vblk);
+  sb_printf(sb, "      float *restrict vb = vq + (bk - b0) * %lld;\n", (long long)P->vblk);
   /* window element (r, e) of the tiles of a row: consecutive floats of
   ** phase e mod m of padded row th * m + r, from column e / m on */
   sb_puts(sb, "      for (int64_t th = r0; th < r1; th++) {\n");
@@ -450,7 +451,7 @@ static void put_input(StrBuf *sb, int i, const char *name, const Conv *C, const 
 }
 
 /* Phase 2: block bk of tile rows of image q, filters [k0, k1) (one
-** 32-wide panel of U): the alpha^2 GEMMs from the block's V into M
+** 32-wide panel of U): the alpha^2 GEMMs from the block's V (vb) into M
 ** (the thread's scratch mb, float[alpha^2][TBP][32]), A^T m A scattered
 ** into the output planes, the epilogue on the block's pixels. */
 static void put_block(StrBuf *sb, int i, const char *name, const Conv *C, const Plan *P) {
@@ -462,14 +463,13 @@ static void put_block(StrBuf *sb, int i, const char *name, const Conv *C, const 
   long long c = C->c, k = C->oc, tw = P->tw, tbp = P->tbp, np = C->np, ow = C->ow, oh = C->oh;
   lower_put_isa_attrs(sb, i);
   sb_printf(sb,
-            "static void %s_%s(rlyrt_object *const *args, float *restrict o, const float *restrict vq, "
+            "static void %s_%s(rlyrt_object *const *args, float *restrict o, const float *restrict vb, "
             "float *restrict mb, int64_t q, int64_t bk, int64_t k0, int64_t k1) {\n",
             name, lower_isa_suffix(i));
   sb_printf(sb, "  enum { MR = %d, NR = %d, KC = %d, PW = %d, TBP = %lld };\n", mr, nr, KC, PW, tbp);
   sb_printf(sb, "  const float *restrict u = (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", C->pw);
   if (C->epilogue) ew_put_pointers(sb, &C->ew, 2);
   put_rows(sb, 2, P);
-  sb_printf(sb, "  const float *restrict vb = vq + bk * %lld;\n", (long long)P->vblk);
   sb_printf(sb, "  float *restrict cq = o + q * %lld;\n", k * np);
   sb_puts(sb, "  const int64_t mc = tb, nc = k1 - k0;\n");
   /* a ragged last panel: M's columns past it are read (lanes dropped) */
@@ -586,53 +586,56 @@ static void put_ops(StrBuf *sb, const Group *g) {
   }
 }
 
-/* The items of the two rlyrt_parallel_for calls: phase 1's (image, range
-** of cs input channels), phase 2's (image, block of tile rows, panel of
-** 32 filters); each on its slot's scratch. */
+/* The items: with a V per thread, (image, block of tile rows, panel of
+** 32 filters), block by block (the slot's V kept for the block it last
+** transformed, whose index heads the slot); with V shared, phase 1's
+** (image, range of cs input channels) and phase 2's (image, block, panel).
+** Each on its slot's scratch. */
 static void put_tasks(StrBuf *sb, const char *name, const Conv *C, const Plan *P) {
+  long long kp = P->kp, nrb = P->nrb, oc = C->oc;
   sb_printf(sb,
             "typedef struct %s_job {\n  rlyrt_object *const *args;\n  const float *xin;\n  float *o, *v, *ws;\n"
             "  int64_t cs, ncr, q0;\n} %s_job;\n",
             name, name);
+  StrBuf fn = {0};
+  sb_printf(&fn, "%s_in", name);
+  /* V per thread: the slot is [the block's index (16 floats)][V][the plane and D, or M] */
+  sb_printf(sb, "static void %s_own_task(void *ctx, int64_t i, int32_t slot) {\n", name);
+  sb_printf(sb, "  const %s_job *J = (const %s_job *)ctx;\n", name, name);
+  sb_printf(sb, "  rlyrt_object *const *args = J->args;\n  const float *xin = J->xin;\n");
+  sb_printf(sb, "  float *o = J->o, *sw = J->ws + slot * %lld, *vb = sw + 16, *ws = vb + %lld, *mb = ws;\n",
+            (long long)(16 + P->vblk + P->slot), (long long)P->vblk);
+  sb_puts(sb, "  int64_t *have = (int64_t *)sw;\n");
+  sb_puts(sb, "  for (int64_t e = i * J->cs; e < (i + 1) * J->cs; e++) {\n");
+  sb_printf(sb, "    const int64_t blk = e / %lld, kb = e %% %lld, q = blk / %lld, bk = blk %% %lld;\n", kp, kp, nrb, nrb);
+  sb_puts(sb, "    if (*have != blk) {\n");
+  sb_printf(sb, "      const int64_t c0 = 0, c1 = %lld, b0 = bk, b1 = bk + 1;\n", (long long)C->c);
+  lower_put_isa_call(sb, sb_str(&fn), "xin, vb, ws, q, c0, c1, b0, b1");
+  sb_puts(sb, "      *have = blk;\n    }\n");
+  sb_printf(sb, "    const int64_t k0 = kb * %d, k1 = k0 + %d < %lld ? k0 + %d : %lld;\n", PW, PW, oc, PW, oc);
+  lower_put_isa_call(sb, name, "args, o, vb, mb, q, bk, k0, k1");
+  sb_puts(sb, "  }\n}\n");
+  /* V shared */
   sb_printf(sb, "static void %s_in_task(void *ctx, int64_t i, int32_t slot) {\n", name);
   sb_printf(sb, "  const %s_job *J = (const %s_job *)ctx;\n", name, name);
   sb_printf(sb, "  const float *xin = J->xin;\n  float *ws = J->ws + slot * %lld;\n", (long long)P->slot);
   sb_printf(sb, "  const int64_t q = J->q0 + i / J->ncr, c0 = i %% J->ncr * J->cs, c1 = c0 + J->cs < %lld ? c0 + J->cs : %lld;\n",
             (long long)C->c, (long long)C->c);
   sb_printf(sb, "  float *vq = J->v + i / J->ncr * %lld;\n", (long long)(P->nrb * P->vblk));
-  StrBuf fn = {0};
-  sb_printf(&fn, "%s_in", name);
   char in_args[64];
-  snprintf(in_args, sizeof in_args, "xin, vq, ws, q, c0, c1, 0, %lld", (long long)P->nrb);
+  snprintf(in_args, sizeof in_args, "xin, vq, ws, q, c0, c1, 0, %lld", nrb);
   lower_put_isa_call(sb, sb_str(&fn), in_args);
   sb_puts(sb, "}\n");
-  /* both phases of one block: its V written and read by one thread */
-  sb_printf(sb, "static void %s_block_task(void *ctx, int64_t i, int32_t slot) {\n", name);
-  sb_printf(sb, "  const %s_job *J = (const %s_job *)ctx;\n", name, name);
-  sb_printf(sb, "  rlyrt_object *const *args = J->args;\n  const float *xin = J->xin;\n  float *o = J->o, *ws = J->ws + slot * %lld, *mb = ws;\n",
-            (long long)P->slot);
-  sb_printf(sb, "  const int64_t bk = i %% %lld, q = J->q0 + i / %lld;\n", (long long)P->nrb, (long long)P->nrb);
-  sb_printf(sb, "  float *vq = J->v + i / %lld * %lld;\n", (long long)P->nrb, (long long)(P->nrb * P->vblk));
-  sb_printf(sb, "  {\n    const int64_t c0 = 0, c1 = %lld, b0 = bk, b1 = bk + 1;\n", (long long)C->c);
-  lower_put_isa_call(sb, sb_str(&fn), "xin, vq, ws, q, c0, c1, b0, b1");
-  sb_puts(sb, "  }\n");
-  sb_printf(sb, "  for (int64_t kb = 0; kb < %lld; kb++) {\n", (long long)P->kp);
-  sb_printf(sb, "    const int64_t k0 = kb * %d, k1 = k0 + %d < %lld ? k0 + %d : %lld;\n", PW, PW, (long long)C->oc, PW,
-            (long long)C->oc);
-  lower_put_isa_call(sb, name, "args, o, vq, mb, q, bk, k0, k1");
-  sb_puts(sb, "  }\n}\n");
   sb_free(&fn);
   sb_printf(sb, "static void %s_task(void *ctx, int64_t i, int32_t slot) {\n", name);
   sb_printf(sb, "  const %s_job *J = (const %s_job *)ctx;\n", name, name);
   sb_printf(sb, "  rlyrt_object *const *args = J->args;\n  float *o = J->o, *mb = J->ws + slot * %lld;\n",
             (long long)P->slot);
-  sb_printf(sb, "  const int64_t kb = i %% %lld, bk = i / %lld %% %lld, q = J->q0 + i / %lld;\n", (long long)P->kp,
-            (long long)P->kp, (long long)P->nrb, (long long)(P->kp * P->nrb));
-  sb_printf(sb, "  const float *vq = J->v + i / %lld * %lld;\n", (long long)(P->kp * P->nrb),
-            (long long)(P->nrb * P->vblk));
-  sb_printf(sb, "  const int64_t k0 = kb * %d, k1 = k0 + %d < %lld ? k0 + %d : %lld;\n", PW, PW, (long long)C->oc, PW,
-            (long long)C->oc);
-  lower_put_isa_call(sb, name, "args, o, vq, mb, q, bk, k0, k1");
+  sb_printf(sb, "  const int64_t kb = i %% %lld, bk = i / %lld %% %lld, q = J->q0 + i / %lld;\n", kp, kp, nrb, kp * nrb);
+  sb_printf(sb, "  const float *vb = J->v + i / %lld * %lld + bk * %lld;\n", kp * nrb, (long long)(P->nrb * P->vblk),
+            (long long)P->vblk);
+  sb_printf(sb, "  const int64_t k0 = kb * %d, k1 = k0 + %d < %lld ? k0 + %d : %lld;\n", PW, PW, oc, PW, oc);
+  lower_put_isa_call(sb, name, "args, o, vb, mb, q, bk, k0, k1");
   sb_puts(sb, "}\n");
 }
 
@@ -670,35 +673,44 @@ void wino_put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *wh
   /* the work counted as the direct convolution's */
   bool par = lower_par_worth(2.0 * (double)C->n * (double)k * (double)C->np * (double)c * 9, LOWER_PAR_MIN_FLOPS);
   sb_puts(sb, par ? "  const int32_t nt = RLYRT_KERNEL_THREADS;\n" : "  const int32_t nt = 1;\n");
-  /* the scratch: the V of a group of gi images (shared; at most VCAP
-  ** floats unless one image needs more), then nt slots */
-  long long per = P.nrb * P.vblk, gi = VCAP / per;
+  /* V per thread (the items block by block) unless the threads outnumber
+  ** the blocks 4 to 1 (RLY_WINO_SHARED=1 at build time, a test hook: when
+  ** there are threads): then V shared, of a group of gi images (at most
+  ** VCAP floats unless one image needs more), the phases split apart. */
+  long long per = P.nrb * P.vblk, gi = VCAP / per, own = 16 + P.vblk + P.slot;
   if (gi < 1) gi = 1;
   if (gi > nimg) gi = nimg;
   long long vall = gi * per;
-  sb_printf(sb, "  const size_t bytes = %lld + (size_t)nt * %lld;\n", vall * 4, (long long)P.slot * 4);
+  const char *hook = getenv("RLY_WINO_SHARED");
+  if (hook && strcmp(hook, "1") == 0) sb_puts(sb, "  const int shared = nt > 1;\n");
+  else sb_printf(sb, "  const int shared = nt > %lld;\n", 4 * nimg * P.nrb);
+  sb_printf(sb, "  const size_t bytes = shared ? %lld + (size_t)nt * %lld : (size_t)nt * %lld;\n", vall * 4,
+            (long long)P.slot * 4, own * 4);
   sb_puts(sb, "  float *v = (float *)rlyrt_scratch_alloc(bytes);\n");
   sb_puts(sb, "  if (!v) {\n    if (!*out) rlyrt_release(&t->obj);\n    return rlyrt_error_at(RLYRT_E_NOMEM, ");
   lower_put_cstring(sb, where ? where : "");
   sb_puts(sb, ");\n  }\n");
-  sb_printf(sb, "  %s_job J = {args, (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data, (float *)t->dl.data, v, v + %lld, "
+  sb_printf(sb, "  %s_job J = {args, (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data, (float *)t->dl.data, v, v, "
                 "0, 0, 0};\n",
-            name, C->px, vall);
+            name, C->px);
+  /* V per thread: a block's V is read by the core that wrote it (V
+  ** crossing cores made ResNet's 56x56 and 28x28 layers no faster on 2
+  ** threads than on 1, and at 14x14 the transform took 4x its 1-thread
+  ** time); a thread whose items start or end inside a block repeats its
+  ** transform */
+  sb_puts(sb, "  if (!shared) {\n");
+  sb_printf(sb, "    for (int32_t s = 0; s < nt; s++) *(int64_t *)(v + s * %lld) = -1;\n", own);
+  sb_printf(sb, "    J.cs = %lld %% nt == 0 ? %lld : 1;\n", nimg * P.nrb, (long long)P.kp);
+  sb_printf(sb, "    rlyrt_parallel_for(nt, %lld / J.cs, %s_own_task, &J);\n", nimg * P.nrb * P.kp, name);
+  sb_puts(sb, "  } else {\n");
+  sb_printf(sb, "    J.ws = v + %lld;\n", vall);
   /* phase 1: about 4 items per thread, ranges of input channels */
-  sb_printf(sb, "  J.ncr = (4 * (int64_t)nt + %lld - 1) / %lld;\n", gi, gi);
-  sb_printf(sb, "  if (J.ncr > %lld) J.ncr = %lld;\n", c, c);
-  sb_printf(sb, "  J.cs = (%lld + J.ncr - 1) / J.ncr;\n", c);
-  sb_printf(sb, "  J.ncr = (%lld + J.cs - 1) / J.cs;\n", c);
-  /* With a block for every thread, or one thread, an item is a block's
-  ** both phases: its V stays in the cache of the core that wrote it
-  ** (split by phase, V crosses cores: ResNet's 56x56 and 28x28 layers
-  ** were no faster on 2 threads than on 1; by block 1.6x). Else (fewer
-  ** blocks than threads) the two phases, each split. */
-  sb_printf(sb, "  for (; J.q0 < %lld; J.q0 += %lld) {\n", nimg, gi);
-  sb_printf(sb, "    const int64_t gn = %lld - J.q0 < %lld ? %lld - J.q0 : %lld;\n", nimg, gi, nimg, gi);
-  sb_printf(sb, "    if (nt == 1 || gn * %lld >= (int64_t)nt) {\n", (long long)P.nrb);
-  sb_printf(sb, "      rlyrt_parallel_for(nt, gn * %lld, %s_block_task, &J);\n", (long long)P.nrb, name);
-  sb_puts(sb, "    } else {\n");
+  sb_printf(sb, "    J.ncr = (4 * (int64_t)nt + %lld - 1) / %lld;\n", gi, gi);
+  sb_printf(sb, "    if (J.ncr > %lld) J.ncr = %lld;\n", c, c);
+  sb_printf(sb, "    J.cs = (%lld + J.ncr - 1) / J.ncr;\n", c);
+  sb_printf(sb, "    J.ncr = (%lld + J.cs - 1) / J.cs;\n", c);
+  sb_printf(sb, "    for (; J.q0 < %lld; J.q0 += %lld) {\n", nimg, gi);
+  sb_printf(sb, "      const int64_t gn = %lld - J.q0 < %lld ? %lld - J.q0 : %lld;\n", nimg, gi, nimg, gi);
   sb_printf(sb, "      rlyrt_parallel_for(nt, gn * J.ncr, %s_in_task, &J);\n", name);
   sb_printf(sb, "      rlyrt_parallel_for(nt, gn * %lld, %s_task, &J);\n", (long long)(P.nrb * P.kp), name);
   sb_puts(sb, "    }\n  }\n");

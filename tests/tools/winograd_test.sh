@@ -14,7 +14,9 @@
 #   - that C (and its F(2x2) variant) compiles without warnings (gcc,
 #     clang; every ISA level) and is the same on every build;
 #   - split over threads (RLY_SPLIT_ALL=1), run/conv_winograd's results are
-#     the same bits at 1, 2 and 3 threads, on F(2x2) and on F(4x4).
+#     the same bits at 1, 2 and 3 threads, on F(2x2) and on F(4x4), with V
+#     per thread (2 threads: whole blocks; 3: blocks and panels, some
+#     blocks transformed by two threads) and shared (RLY_WINO_SHARED=1).
 # Run from the repository root.
 set -u
 relayc=$1
@@ -96,14 +98,28 @@ for cc in gcc clang; do
 done
 args=$(cat tests/run/conv_winograd.args)
 for m in 2 4; do
-  RLY_SPLIT_ALL=1 RLY_WINOGRAD=$m "$relayc" build tests/run/conv_winograd.relay --params tests/run/data/conv_winograd.params \
-    -o "$tmp/w$m.so" || exit 1
-  for n in 1 2 3; do
-    # shellcheck disable=SC2086
-    "$relayc" run "$tmp/w$m.so" $args --threads $n --output "$tmp/t$m-$n" >/dev/null || { echo "FAIL: run at $n threads"; fail=1; }
+  for v in own shared; do
+    hook=; [ $v = shared ] && hook=1
+    RLY_WINO_SHARED=$hook RLY_SPLIT_ALL=1 RLY_WINOGRAD=$m "$relayc" build tests/run/conv_winograd.relay \
+      --params tests/run/data/conv_winograd.params -o "$tmp/w$m$v.so" || exit 1
+    for n in 1 2 3; do
+      # shellcheck disable=SC2086
+      "$relayc" run "$tmp/w$m$v.so" $args --threads $n --output "$tmp/t$m$v-$n" >/dev/null ||
+        { echo "FAIL: run at $n threads"; fail=1; }
+    done
   done
-  for n in 2 3; do
-    diff -r "$tmp/t$m-1" "$tmp/t$m-$n" >/dev/null || { echo "FAIL: F(${m}x$m): $n threads differ from 1"; fail=1; }
+  # the kernels tell the splits apart: V per thread unless 4 threads a block
+  RLY_SPLIT_ALL=1 RLY_WINOGRAD=$m "$relayc" build tests/run/conv_winograd.relay \
+    --params tests/run/data/conv_winograd.params --emit c -o "$tmp/w$m.c" || exit 1
+  RLY_WINO_SHARED=1 RLY_SPLIT_ALL=1 RLY_WINOGRAD=$m "$relayc" build tests/run/conv_winograd.relay \
+    --params tests/run/data/conv_winograd.params --emit c \
+    -o "$tmp/w${m}s.c" || exit 1
+  check "F(${m}x$m): V per thread" "$(grep -c 'const int shared = nt > [0-9]' "$tmp/w$m.c")" 6
+  check "F(${m}x$m): V shared" "$(grep -c 'const int shared = nt > 1;' "$tmp/w${m}s.c")" 6
+  for v in own shared; do
+    for n in 2 3; do
+      diff -r "$tmp/t${m}own-1" "$tmp/t$m$v-$n" >/dev/null || { echo "FAIL: F(${m}x$m), V $v: $n threads differ from 1"; fail=1; }
+    done
   done
 done
 [ $fail = 0 ] && echo "winograd: ok"
