@@ -1531,7 +1531,8 @@ static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *
     if (C->rows) sb_printf(&parts, "  float *ct = bp + %lld;\n", (long long)(bp + tab));
     if (spn) sb_puts(&parts, "  float *sp = spn ? (float *)ws + spo : NULL;\n");
     else sb_puts(&parts, "  float *sp = NULL;\n");
-    /* Threads: blocks of pixels of at least 256, then blocks of filters
+    /* Threads: blocks of pixels of at least 256 (at least one per thread
+    ** where there are fewer filters than pixels), then blocks of filters
     ** (multiples of the tiles), to make about 4 parts per thread. Where
     ** that splits the filters (small images), the blocks of one block of
     ** pixels would each pack the same pixels: from SP_MIN_SHARERS blocks
@@ -1540,6 +1541,11 @@ static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *
     sb_printf(sb, "  int64_t cstep = %lld, cp = 1, rstep = %lld, rp = 1;\n", np, m);
     sb_puts(sb, "  if (nt > 1) {\n");
     sb_printf(sb, "    cp = (%lld + 255) / 256;\n", np);
+    /* A filter smaller than the input (fewer filters than pixels): each
+    ** thread its own pixels first, so that it reads half the input rather
+    ** than all of it (MobileNetV2's 384 -> 64 at 14x14, 2 blocks of 32
+    ** filters: 78 -> 58 us at 2 threads) */
+    if (C->m < C->np) sb_puts(sb, "    if (cp < nt) cp = nt;\n");
     sb_puts(sb, "    if (cp > 4 * nt) cp = 4 * nt;\n");
     sb_printf(sb, "    cstep = ((%lld + cp - 1) / cp + %d) / %d * %d;\n", np, pe - 1, pe, pe);
     sb_printf(sb, "    cp = (%lld + cstep - 1) / cstep;\n", np);
