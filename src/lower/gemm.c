@@ -666,7 +666,7 @@ static void put_gemv(StrBuf *sb, const Isa *isa, const char *name, const Gemm *G
 ** vectors of the ISA's (all nr / w of them, or fewer for an edge tile:
 ** then only the buffered store; full: whether the tile can be full). */
 static void put_tile_body(StrBuf *sb, const Isa *isa, const char *name, int ind, int mr, const char *a_step,
-                          const char *b_step, long long n, const TileEpi *te, int nv, bool full) {
+                          const char *b_step, long long n, const TileEpi *te, int nv, bool full, const char *kpre) {
   int w = isa->w, nr = isa->nr;
   for (int r = 0; r < mr; r++) {
     sb_printf(sb, "%*s", ind, "");
@@ -678,6 +678,7 @@ static void put_tile_body(StrBuf *sb, const Isa *isa, const char *name, int ind,
     sb_puts(sb, ";\n");
   }
   sb_printf(sb, "%*sfor (int64_t l = 0; l < kc; l++) {\n", ind, "");
+  if (kpre) sb_printf(sb, "%*s  %s\n", ind, "", kpre);
   for (int v = 0; v < nv; v++) {
     char p[48];
     snprintf(p, sizeof p, "pb + l * %s + %d", b_step, v * w);
@@ -776,9 +777,10 @@ static void put_tile_body(StrBuf *sb, const Isa *isa, const char *name, int ind,
 /* The micro-kernel (see kernel.h): accumulators, the k loop, the store.
 ** half: a tile of at most NR / 2 columns (the last of a row of C whose
 ** length leaves that over) computes its first NR / 2 columns only, half
-** the FMAs: 196 pixels (14x14) in tiles of 32 computed 224, now 208. */
+** the FMAs: 196 pixels (14x14) in tiles of 32 computed 224, now 208.
+** kpre: a statement at the top of each k step (a prefetch), or NULL. */
 void gemm_put_tile_rows(StrBuf *sb, int i, const char *name, int ind, int mr, const char *a_step, const char *b_step,
-                        int64_t ldc, const TileEpi *te, bool half) {
+                        int64_t ldc, const TileEpi *te, bool half, const char *kpre) {
   const Isa *isa = &isas[i];
   int w = isa->w, nr = isa->nr, nv = nr / w;
   long long n = (long long)ldc;
@@ -791,10 +793,10 @@ void gemm_put_tile_rows(StrBuf *sb, int i, const char *name, int ind, int mr, co
   half = half && nv % 2 == 0;
   if (half) {
     sb_printf(sb, "%*sif (nr <= %d) {\n", ind, "", nr / 2);
-    put_tile_body(sb, isa, name, ind + 2, mr, a_step, b_step, n, te, nv / 2, false);
+    put_tile_body(sb, isa, name, ind + 2, mr, a_step, b_step, n, te, nv / 2, false, kpre);
     sb_printf(sb, "%*s} else {\n", ind, "");
   }
-  put_tile_body(sb, isa, name, ind + (half ? 2 : 0), mr, a_step, b_step, n, te, nv, true);
+  put_tile_body(sb, isa, name, ind + (half ? 2 : 0), mr, a_step, b_step, n, te, nv, true, kpre);
   if (half) sb_printf(sb, "%*s}\n", ind, "");
 }
 
@@ -886,7 +888,7 @@ static void put_gemm(StrBuf *sb, const Isa *isa, const char *name, const Gemm *G
   bool in_regs = G->epilogue && gemm_epi_vec_ok((int)(isa - isas), &G->ew, G->l_sj);
   TileEpi te = {&G->ew, G->l_sq, G->l_si, G->l_sj, "ic + ir", "jc + jr", G->k};
   gemm_put_tile_rows(sb, (int)(isa - isas), name, 6, mr, "MR", G->prepacked ? "PW" : "NR", G->n, in_regs ? &te : NULL,
-                     G->n % isa->nr && G->n % isa->nr <= isa->nr / 2);
+                     G->n % isa->nr && G->n % isa->nr <= isa->nr / 2, NULL);
   if (in_regs) {
     sb_printf(sb, "      if (pc + KC >= %lld && !(mr == MR && nr == NR)) {\n", k);
     put_epilogue(sb, name, G, 8, "ic + ir", "ic + ir + mr", "jc + jr", "jc + jr + nr");

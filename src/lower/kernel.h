@@ -263,7 +263,7 @@ typedef struct TileEpi {
   int64_t k; /* the reduction's length */
 } TileEpi;
 void gemm_put_tile_rows(StrBuf *sb, int i, const char *name, int ind, int mr, const char *a_step, const char *b_step,
-                        int64_t ldc, const TileEpi *te, bool half);
+                        int64_t ldc, const TileEpi *te, bool half, const char *kpre);
 /* Whether ISA version i can run the epilogue ew in registers
 ** (gemm_put_tile_rows's te): float32 throughout, the leaves one per row or
 ** contiguous along the row, every node an add, subtract, multiply,
