@@ -18,13 +18,18 @@
 #      whose outputs disagree is not timed and the exit status is 1;
 #   3. times each engine: median and minimum wall time of REPEAT calls after
 #      a warm-up, and prints a table with the ratios engine / relayc (below
-#      1: the engine is faster), the build time and relayc's GFLOP/s.
+#      1: the engine is faster), the build time and relayc's GFLOP/s. With
+#      ROUNDS=N (N > 1) the engines take turns N times, REPEAT calls each
+#      per turn, and the table gives the median of the turns' medians, the
+#      least minimum and all the calls: on a host whose speed drifts from
+#      minute to minute, engines timed one after the other are compared at
+#      different speeds.
 # It first prints the CPU, and one core's FMA peak (bench/models/peak.c).
 #
 # Environment: THREADS (each engine's threads: relayc's `build --threads`
 # and `run --threads`, ONNX Runtime's intra-op threads, torch's
 # set_num_threads; default 1), REPEAT (default 30), WARMUP (peers' warm-up
-# calls, default 5), TOL (1e-4), PYTHON (/usr/bin/python3, with torch and
+# calls, default 5), ROUNDS (1), TOL (1e-4), PYTHON (/usr/bin/python3, with torch and
 # torchvision), NODE_DIR (where onnxruntime-node is installed; default bench/node, which
 # bench/run_models.sh fills), KEEP=1 (keep the files, under bench/out/).
 set -u
@@ -39,6 +44,7 @@ case $RELAYC in /*) ;; *) RELAYC=$(pwd)/$RELAYC ;; esac
 MODELS="resnet18 mobilenet_v2 resnet50"
 [ $# -gt 0 ] && MODELS=$*
 REPEAT=${REPEAT:-30}
+ROUNDS=${ROUNDS:-1}
 export THREADS=${THREADS:-1}
 TOL=${TOL:-1e-4}
 PYTHON=${PYTHON:-/usr/bin/python3}
@@ -103,6 +109,17 @@ timed() { # timed MODEL ENGINE FILE
   printf '%s\t%s\t%s\n' "$1" "$2" "$_t" >>"$ROWS"
 }
 
+# rounds FILE: several turns' "time_ms:" lines -> one more line (the last,
+# which `timed` reads): the median of the medians, the least minimum, the
+# largest maximum and all the calls. A file with one such line is left.
+rounds() {
+  [ "$(grep -c 'time_ms: median=' "$1")" -gt 1 ] || return 0
+  sed -n 's/.*time_ms: median=\([0-9.]*\) min=\([0-9.]*\) max=\([0-9.]*\) n=\([0-9]*\).*/\1 \2 \3 \4/p' "$1" |
+    sort -n | awk '{ med[NR] = $1; if (NR == 1 || $2 < lo) lo = $2; if ($3 > hi) hi = $3; n += $4 }
+      END { m = NR % 2 ? med[(NR + 1) / 2] : (med[NR / 2] + med[NR / 2 + 1]) / 2
+            printf "rounds %d: time_ms: median=%.3f min=%.3f max=%.3f n=%d\n", NR, m, lo, hi, n }' >>"$1"
+}
+
 for m in $MODELS; do
   D=$WORK/$m
   echo "bench: $m: exporting, importing, building"
@@ -148,12 +165,19 @@ for m in $MODELS; do
     FAILED=1
     continue
   fi
-  echo "bench: $m: timing"
-  (cd "$D" && "$RELAYC" run model.so --input input=input.npy --repeat "$REPEAT" --threads "$THREADS") >"$D/relayc.time" 2>&1
+  if [ "$ROUNDS" -gt 1 ]; then echo "bench: $m: timing, $ROUNDS rounds"; else echo "bench: $m: timing"; fi
+  : >"$D/relayc.time"; : >"$D/ort.time"; : >"$D/torch.time"
+  r=0
+  while [ $r -lt "$ROUNDS" ]; do
+    r=$((r + 1))
+    (cd "$D" && "$RELAYC" run model.so --input input=input.npy --repeat "$REPEAT" --threads "$THREADS") >>"$D/relayc.time" 2>&1
+    [ $ORT = 1 ] && peer node "$SRC/ort_run.js" "$NODE_DIR" "$D/model.onnx" "$D/input.npy" time "$REPEAT" \
+      >>"$D/ort.time" 2>&1
+    peer "$PYTHON" "$SRC/cnn.py" time "$D" "$m" "$REPEAT" >>"$D/torch.time" 2>&1
+  done
+  for f in relayc ort torch; do rounds "$D/$f.time"; done
   timed "$m" relayc "$D/relayc.time"
-  [ $ORT = 1 ] && peer node "$SRC/ort_run.js" "$NODE_DIR" "$D/model.onnx" "$D/input.npy" time "$REPEAT" \
-    >"$D/ort.time" 2>&1 && timed "$m" onnxruntime "$D/ort.time"
-  peer "$PYTHON" "$SRC/cnn.py" time "$D" "$m" "$REPEAT" >"$D/torch.time" 2>&1
+  [ $ORT = 1 ] && timed "$m" onnxruntime "$D/ort.time"
   timed "$m" "torch eager" "$D/torch.time"
 done
 
@@ -175,6 +199,7 @@ awk -F '\t' -v r18="$(gflop resnet18)" -v r50="$(gflop resnet50)" -v mb2="$(gflo
   }
 ' "$ROWS"
 echo
+[ "$ROUNDS" -gt 1 ] && echo "bench: $ROUNDS interleaved rounds of $REPEAT calls per engine: the median of the rounds' medians"
 echo "bench: wall time per call (median and minimum), $THREADS thread(s); GFLOP/s from the minimum;" \
   "load average now $(cut -d ' ' -f 1-3 /proc/loadavg)"
 exit $FAILED
