@@ -2,8 +2,10 @@
 **
 ** Every intermediate tensor of static type that does not escape lives at a
 ** fixed offset in a workspace, and the offsets are reused once a tensor's
-** last use has passed (greedy first fit in definition order; a tensor
-** never shares bytes with the operands of the call that makes it).
+** last use has passed (a straight-line body: greedy by size, the largest
+** first at the lowest free offset, place_by_size; frames: first fit in
+** definition order; a tensor never shares bytes with the operands of the
+** call that makes it).
 **
 ** - A global whose body is straight-line (operator calls, tuples,
 **   projections, atoms: no control flow, no calls of functions) plans
@@ -104,6 +106,54 @@ static int64_t fit_place(Fit *f, int64_t bytes, int def, int last) {
   return off;
 }
 
+/* The straight-line plan: the tensors largest first (then in definition
+** order), each at the lowest offset where it overlaps no tensor placed
+** before it whose interval [def, last] meets its own. First fit in
+** definition order left ResNet-50's workspace at 10.4 MB for 7.2 MB live
+** at most: its first blocks' 3.2 MB results went above everything the
+** stem had written, and a write to memory that no earlier kernel of the
+** call touched (the weights streamed since the last call have evicted it)
+** costs about twice as much. Largest first, the big results take the
+** offsets the big results before them freed. */
+typedef struct Placed {
+  int64_t size, off;
+  int def, last;
+  uint32_t id;
+} Placed;
+
+static int by_size(const void *a, const void *b) {
+  const Placed *x = a, *y = b;
+  if (x->size != y->size) return x->size > y->size ? -1 : 1;
+  return (x->def > y->def) - (x->def < y->def);
+}
+
+static int by_off(const void *a, const void *b) {
+  const Placed *x = *(Placed *const *)a, *y = *(Placed *const *)b;
+  return (x->off > y->off) - (x->off < y->off);
+}
+
+static int64_t place_by_size(Placed *t, int n) {
+  if (n == 0) return 0;
+  qsort(t, (size_t)n, sizeof *t, by_size);
+  Placed **near = rly_xcalloc((size_t)n, sizeof *near);
+  int64_t top = 0;
+  for (int i = 0; i < n; i++) {
+    int k = 0;
+    for (int j = 0; j < i; j++)
+      if (t[j].def <= t[i].last && t[i].def <= t[j].last) near[k++] = &t[j];
+    qsort(near, (size_t)k, sizeof *near, by_off);
+    int64_t off = 0;
+    for (int j = 0; j < k; j++) {
+      if (near[j]->off - off >= t[i].size) break;
+      if (near[j]->off + near[j]->size > off) off = near[j]->off + near[j]->size;
+    }
+    t[i].off = off;
+    if (off + t[i].size > top) top = off + t[i].size;
+  }
+  free(near);
+  return top;
+}
+
 static bool is_kernel_call(const Expr *v) {
   return v->kind == EXPR_CALL && v->u.call.callee->kind == EXPR_FUNC && ir_is_primitive(v->u.call.callee);
 }
@@ -168,7 +218,7 @@ static bool plan_straight(Cg *cg, CFunc *F) {
       }
     }
   }
-  Fit fit = {0};
+  Vec(Placed) ts = {0};
   for (int i = 0; i < n; i++) {
     Expr *var = chain.data[i]->u.let.var;
     Expr *v = chain.data[i]->u.let.value;
@@ -176,11 +226,12 @@ static bool plan_straight(Cg *cg, CFunc *F) {
     if (i == n - 1 && chain.data[i]->u.let.body == var) continue;
     int64_t bytes = tensor_bytes(v->type);
     if (bytes <= 0 || v->type->u.tensor.ndim == 0) continue; /* scalars may live unboxed instead */
-    cg->plan_off[var->id] = fit_place(&fit, bytes, i, last[i]);
+    Placed t = {(bytes + 63) & ~(int64_t)63, 0, i, last[i], var->id};
+    VEC_PUSH(&ts, t);
   }
-  int64_t top = fit.top;
-  F->plan_size = top;
-  VEC_FREE(&fit.live);
+  F->plan_size = place_by_size(ts.data, ts.len);
+  for (int k = 0; k < ts.len; k++) cg->plan_off[ts.data[k].id] = ts.data[k].off;
+  VEC_FREE(&ts);
   free(last);
   VEC_FREE(&chain);
   return true;

@@ -99,6 +99,33 @@ EOF
 expect 0 '^kernel 1: .*multiply.*nn\.relu' "$relayc" build "$tmp/bn.relay" -o "$tmp/bn.c" --stats
 check '! grep -q "nn.batch_norm" "$tmp/out"' "a let-bound batch_norm was not simplified: $(cat "$tmp/out")"
 
+# The static plan packs the largest tensors first. Six kernels (--no-fuse),
+# sizes in units of 4096 bytes: S (4) = exp(x), P (1) = sum(S), C1 (1) =
+# sin(P), C2 (1) = sin(C1), D (4) = P + x, C3 (4) = C2 + D. Nine units are
+# live at C3 (C2, D, C3); first fit in definition order, which put D and C3
+# above S's freed four units, needed thirteen (53248 bytes).
+cat >"$tmp/plan.relay" <<'EOF'
+#[version = "0.0.5"]
+def @main(%x: Tensor[(4, 1024), float32]) -> Tensor[(1024), float32] {
+  %0 = exp(%x);
+  %1 = sum(%0, axis=[0]);
+  %2 = sin(%1);
+  %3 = add(%1, %x);
+  %4 = sin(%2);
+  %5 = add(%4, %3);
+  sum(%5, axis=[0])
+}
+EOF
+expect 0 '^workspace @main: 36864 bytes \(static plan\)$' "$relayc" build "$tmp/plan.relay" -o "$tmp/plan.so" --no-fuse --stats
+cat >"$tmp/px.relay" <<'EOF'
+#[version = "0.0.5"]
+multiply(sin(reshape(cumsum(ones(shape=[4096], dtype="float32"), axis=0), newshape=[4, 1024])), 0.5f)
+EOF
+expect 0 '' "$relayc" run "$tmp/px.relay" --interp --output "$tmp/px.npy"
+expect 0 '' "$relayc" run "$tmp/plan.relay" --interp --input x="$tmp/px.npy" --output "$tmp/pwant.npy"
+expect 0 '' "$relayc" run "$tmp/plan.so" --input x="$tmp/px.npy" --output "$tmp/pgot.npy"
+expect 0 '' "$npycmp" "$tmp/pgot.npy" "$tmp/pwant.npy"
+
 # {==== Big constants: NAME.blob and .incbin ====}
 
 # 500 x 641 float32 weights sin(1..320500) and a bias, both folded from
