@@ -283,7 +283,10 @@ static bool analyse(const Group *g, int anchor, Conv *C, const bool *is_const) {
   ** of the tiles, padding included, times K) plus their overheads:
   ** - tiles of 7 pixels that read the input in place (direct: a 1x1 whose
   **   pixels are a multiple of 7, an im2col whose output rows are: no tile
-  **   across two rows) pay the transposed copy, about 50 steps per output;
+  **   across two rows) pay the transposed copy, about 50 steps per output
+  **   (40 for a 1x1: ResNet-50's 256 -> 1024 1x1s at 14x14, K = 256, in
+  **   the model at one thread 625 -> 545 us each by tiles of 7 pixels,
+  **   level at two; 50 took the NR x MR tiles by 2%);
   ** - other tiles of 7 pixels pay that and the packing: about 100;
   ** - NR pixels by MR filters pack the pixels, about 22 steps per element
   **   of the im2col matrix (K x pixels) where tiles of 7 pixels could read
@@ -302,7 +305,8 @@ static bool analyse(const Group *g, int anchor, Conv *C, const bool *is_const) {
     const char *all = getenv("RLY_CONV_ROWS");
     bool direct = (C->kind == CK_1X1 ? C->np % MRP == 0 : C->ow % MRP == 0) &&
                   C->cg * C->hp * C->rl < INT32_MAX; /* int32 offsets of im2col rows */
-    if (direct) C->rows = rows * k + 50 * outs < cols * k + (C->ow < NR_MAX ? 22 : 5) * k * (double)C->np;
+    if (direct)
+      C->rows = rows * k + (C->kind == CK_1X1 ? 40 : 50) * outs < cols * k + (C->ow < NR_MAX ? 22 : 5) * k * (double)C->np;
     else C->rows = rows * (k + 100) < 0.95 * cols * k;
     if (all && strcmp(all, "1") == 0) C->rows = true;
     /* Direct tiles read 7 consecutive floats of a plane (a 1x1) or of the
