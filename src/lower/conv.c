@@ -284,9 +284,9 @@ static bool analyse(const Group *g, int anchor, Conv *C, const bool *is_const) {
   ** - tiles of 7 pixels that read the input in place (direct: a 1x1 whose
   **   pixels are a multiple of 7, an im2col whose output rows are: no tile
   **   across two rows) pay the transposed copy, about 50 steps per output
-  **   (40 for a 1x1: ResNet-50's 256 -> 1024 1x1s at 14x14, K = 256, in
-  **   the model at one thread 625 -> 545 us each by tiles of 7 pixels,
-  **   level at two; 50 took the NR x MR tiles by 2%);
+  **   (40 for a 1x1, measured: ResNet-50's six 256 -> 1024 1x1s at 14x14,
+  **   K = 256, in the model at one thread 3.75 -> 3.49 ms in all by tiles
+  **   of 7 pixels, level at two; 50 took the NR x MR tiles by 2%);
   ** - other tiles of 7 pixels pay that and the packing: about 100;
   ** - NR pixels by MR filters pack the pixels, about 22 steps per element
   **   of the im2col matrix (K x pixels) where tiles of 7 pixels could read
