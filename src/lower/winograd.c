@@ -28,8 +28,10 @@
 ** |direct| is 6e-6 to 1.1e-5 for F(4x4), 4e-7 to 7e-7 for F(2x2) as for
 ** the im2col GEMM. U is alpha^2 / 9 times the filter's size and a block
 ** reuses it for its tiles only, so the shape rule (wino_applies) wants
-** more tiles for bigger filters; it picks F(4x4), F(2x2) being there for
-** the hook RLY_WINOGRAD (docs/design.md has the measurements).
+** more tiles for bigger filters; it picks F(4x4), or F(2x2) where a U(4x4)
+** of several MB would be read from memory at each call for few tiles
+** (ResNet's 14x14 layers of 256 channels); RLY_WINOGRAD forces either
+** (docs/design.md has the measurements).
 **
 ** The tiles are cut into blocks of whole tile rows of one image (about
 ** TILES tiles: so that a block's outputs are a contiguous range of each
@@ -207,10 +209,11 @@ static Plan plan_of(const Conv *C) {
 
 
 /* The shape rule, measured on ResNet's and other 3x3 layers
-** (docs/design.md). F(4x4) is the faster of the two wherever Winograd
-** beats the im2col GEMM, and its larger rounding (about 1e-5 of the
-** largest output per layer) leaves whole networks within 1e-6 of PyTorch,
-** so F(2x2) is left to the hook below. A block reuses each element of U
+** (docs/design.md). On its own (U hot in the caches) F(4x4) is the faster
+** of the two wherever Winograd beats the im2col GEMM, and its larger
+** rounding (about 1e-5 of the largest output per layer) leaves whole
+** networks within 1e-6 of PyTorch; where its U streams from memory, F(2x2)
+** may read enough less to win (below). A block reuses each element of U
 ** (36 x C x K floats, 4x the filter) for its own tiles only, so the image
 ** needs more tiles as U grows: at least 9 4x4 tiles per 256 x 256 filter
 ** elements (14x14 at 256 channels, 28x28 at 512; a 7x7 image of 512
@@ -229,9 +232,23 @@ bool wino_applies(Conv *C) {
     C->wm = force[0] - '0';
     return C->wm > 0;
   }
-  int64_t t4 = (C->oh + 3) / 4 * ((C->ow + 3) / 4);
-  if (C->c < 16 || C->oc < 16 || (double)t4 * 65536 < 9.0 * (double)C->c * (double)C->oc) return false;
-  C->wm = 4;
+  int64_t t4 = (C->oh + 3) / 4 * ((C->ow + 3) / 4), t2 = (C->oh + 1) / 2 * ((C->ow + 1) / 2);
+  double ck = (double)C->c * (double)C->oc;
+  if (C->c < 16 || C->oc < 16 || (double)t4 * 65536 < 9.0 * ck) return false;
+  /* F(4x4) or F(2x2): a U of more than U_STREAM bytes is read from memory
+  ** at each call in a model of many such layers (ResNet-50's weights are
+  ** 144 MB with U(4x4)), so it costs its products, 2 alpha^2 flops per
+  ** tile and element of C x K, plus its bytes, 4 alpha^2, at R flops a
+  ** byte (a core's FMA peak over what it reads from memory: about 7 on
+  ** Zen 5). ResNet-50's 14x14 layers (256 channels: 16 4x4 tiles, U 9.4
+  ** MB) take F(2x2) that way, its 28x28 and 56x56 ones F(4x4); in the
+  ** model at 1 thread F(2x2) ran the five 14x14 layers in 4.5 ms where
+  ** F(4x4) took 5.0 to 5.6 (their filters hot in L3, on their own,
+  ** F(4x4) was the faster: docs/design.md). */
+  enum { U_STREAM = 4 << 20, R = 7 };
+  if (36.0 * 4 * ck > U_STREAM && 2.0 * 16 * (double)t2 + 4.0 * 16 * R < 2.0 * 36 * (double)t4 + 4.0 * 36 * R)
+    C->wm = 2;
+  else C->wm = 4;
   return true;
 }
 

@@ -3,8 +3,10 @@
 # filter transform (run/conv_winograd and compiled/winograd*/ check the
 # results):
 #   - `relayc build --stats` on ResNet's 3x3 stride-1 shapes with constant
-#     filters (folded from ones()) names Winograd F(4x4, 3x3) at 56x56,
-#     28x28 and 14x14, the fused epilogue included; a 7x7 image of 512
+#     filters (folded from ones()) names Winograd F(4x4, 3x3) at 56x56 and
+#     28x28, the fused epilogue included, F(2x2, 3x3) at 14x14 with 256
+#     channels (U(4x4) of 9.4 MB: read from memory at each call) and
+#     F(4x4) at 14x14 with 64 (U of 0.6 MB); a 7x7 image of 512
 #     channels, a stride-2 convolution and a filter that is an input keep
 #     the im2col GEMM; RLY_WINOGRAD=0 gives none, RLY_WINOGRAD=2 and 4 give
 #     every 3x3 stride-1 constant filter F(2x2) or F(4x4);
@@ -33,7 +35,7 @@ cat >"$tmp/resnet.relay" <<'EOF'
 #[version = "0.0.5"]
 def @main(%a: Tensor[(1, 64, 56, 56), float32], %b: Tensor[(1, 128, 28, 28), float32],
           %c: Tensor[(1, 256, 14, 14), float32], %d: Tensor[(1, 512, 7, 7), float32],
-          %w: Tensor[(64, 64, 3, 3), float32], %bias: Tensor[(64), float32]) {
+          %w: Tensor[(64, 64, 3, 3), float32], %bias: Tensor[(64), float32], %e: Tensor[(1, 64, 14, 14), float32]) {
   %0 = nn.relu(nn.bias_add(nn.conv2d(%a, multiply(ones(shape=[64, 64, 3, 3], dtype="float32"), 0.5f), padding=[1, 1],
     channels=64, kernel_size=[3, 3]), %bias));
   %1 = nn.conv2d(%b, multiply(ones(shape=[128, 128, 3, 3], dtype="float32"), 0.5f), padding=[1, 1], channels=128,
@@ -45,7 +47,9 @@ def @main(%a: Tensor[(1, 64, 56, 56), float32], %b: Tensor[(1, 128, 28, 28), flo
   %4 = nn.conv2d(%a, multiply(ones(shape=[128, 64, 3, 3], dtype="float32"), 0.5f), strides=[2, 2], padding=[1, 1],
     channels=128, kernel_size=[3, 3]);
   %5 = nn.conv2d(%a, %w, padding=[1, 1], channels=64, kernel_size=[3, 3]);
-  (%0, %1, %2, %3, %4, %5)
+  %6 = nn.conv2d(%e, multiply(ones(shape=[64, 64, 3, 3], dtype="float32"), 0.5f), padding=[1, 1], channels=64,
+    kernel_size=[3, 3]);
+  (%0, %1, %2, %3, %4, %5, %6)
 }
 EOF
 stats() { # stats [RLY_WINOGRAD]: --stats of the program, C only
@@ -56,8 +60,9 @@ stats
 check "F(4x4) at 56x56 with relu and bias" \
   "$(grep -c 'nn.conv2d, nn.bias_add, nn.relu | (1, 64, 56, 56) | conv2d Winograd F(4x4 3x3)' "$tmp/stats")" 1
 check "F(4x4) at 28x28" "$(grep -c '(1, 128, 28, 28) | conv2d Winograd F(4x4 3x3)' "$tmp/stats")" 1
-check "F(4x4) at 14x14" "$(grep -c '(1, 256, 14, 14) | conv2d Winograd F(4x4 3x3)' "$tmp/stats")" 1
-check "Winograd kernels" "$(grep -c 'Winograd' "$tmp/stats")" 3
+check "F(2x2) at 14x14, 256 channels" "$(grep -c '(1, 256, 14, 14) | conv2d Winograd F(2x2 3x3)' "$tmp/stats")" 1
+check "F(4x4) at 14x14, 64 channels" "$(grep -c '(1, 64, 14, 14) | conv2d Winograd F(4x4 3x3)' "$tmp/stats")" 1
+check "Winograd kernels" "$(grep -c 'Winograd' "$tmp/stats")" 4
 check "im2col at 7x7" "$(grep -c '(1, 512, 7, 7) | conv2d im2col GEMM' "$tmp/stats")" 1
 check "im2col at stride 2" "$(grep -c '(1, 128, 28, 28) | conv2d im2col GEMM' "$tmp/stats")" 1
 check "im2col for an input filter" "$(grep -c 'nn.conv2d | (1, 64, 56, 56) | conv2d im2col GEMM' "$tmp/stats")" 1
@@ -65,7 +70,7 @@ stats 0
 check "RLY_WINOGRAD=0" "$(grep -c 'Winograd' "$tmp/stats")" 0
 for m in 2 4; do
   stats $m
-  check "RLY_WINOGRAD=$m" "$(grep -c "Winograd F(${m}x$m 3x3)" "$tmp/stats")" 4
+  check "RLY_WINOGRAD=$m" "$(grep -c "Winograd F(${m}x$m 3x3)" "$tmp/stats")" 5
 done
 # conv2d(ones, ones x 0.5): 4.5 x 16 inside the image, less at its borders.
 printf '#[version = "0.0.5"]\ndef @main(%%x: Tensor[(1, 16, 8, 8), float32]) {\n  nn.conv2d(%%x, multiply(ones(shape=[16, 16, 3, 3], dtype="float32"), 0.5f), padding=[1, 1], channels=16, kernel_size=[3, 3])\n}\n' \
