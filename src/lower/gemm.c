@@ -713,12 +713,7 @@ static void put_tile_body(StrBuf *sb, const Isa *isa, const char *name, int ind,
       if (reload && v == nv - 1) {
         sb_printf(sb, "%*s    const float *bl = pb + l * %s + %d;\n", ind, "", b_step, v * w);
         sb_printf(sb, "%*s    __asm__ volatile(\"\" : \"+r\"(bl));\n", ind, "");
-        char p[16];
-        snprintf(p, sizeof p, "bl");
-        StrBuf lb = {0};
-        v_load(&lb, isa, name, p);
-        snprintf(bv, sizeof bv, "%s", sb_str(&lb));
-        sb_free(&lb);
+        snprintf(bv, sizeof bv, isa->load, "bl"); /* not portable: one %s */
       }
       sb_printf(sb, "%*s    %s = ", ind, "", acc);
       sb_printf(sb, isa->fma, "x", bv, acc);
