@@ -553,7 +553,8 @@ int rlyrt_allocator_is_default(void);
 ** not (their kernels pick their ISA at run time and carry no timing code). */
 
 /* One kernel of a module built with --profile. calls and ns grow with
-** every call of the kernel (relaxed atomics: any number of threads). */
+** every call of the kernel, min_ns falls to its fastest call (relaxed
+** atomics: any number of threads). */
 typedef struct rlyrt_kernel_record {
   const char *name;      /* "K3" */
   const char *ops;       /* the operators it runs: "nn.dense, add, nn.bias_add" */
@@ -561,6 +562,7 @@ typedef struct rlyrt_kernel_record {
   const char *schedule;  /* "GEMV float32", "elementwise chain", "reference", ... */
   uint64_t calls;
   uint64_t ns;           /* nanoseconds, CLOCK_MONOTONIC */
+  uint64_t min_ns;       /* the fastest call's; 0 before the first */
 } rlyrt_kernel_record;
 
 typedef struct rlyrt_module_build {

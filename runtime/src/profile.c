@@ -35,6 +35,10 @@ void rlyrt_profile_add(rlyrt_kernel_record *r, uint64_t t0) {
   uint64_t dt = rlyrt_profile_now() - t0;
   __atomic_fetch_add(&r->calls, 1, __ATOMIC_RELAXED);
   __atomic_fetch_add(&r->ns, dt, __ATOMIC_RELAXED);
+  if (dt == 0) dt = 1; /* 0 means no call yet */
+  uint64_t m = __atomic_load_n(&r->min_ns, __ATOMIC_RELAXED);
+  while ((m == 0 || dt < m) && !__atomic_compare_exchange_n(&r->min_ns, &m, dt, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
 }
 
 void rlyrt_profile_reset(const rlyrt_module_build *b) {
@@ -42,6 +46,7 @@ void rlyrt_profile_reset(const rlyrt_module_build *b) {
   for (int32_t i = 0; i < b->nkernels; i++) {
     __atomic_store_n(&b->kernels[i]->calls, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&b->kernels[i]->ns, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&b->kernels[i]->min_ns, 0, __ATOMIC_RELAXED);
   }
 }
 

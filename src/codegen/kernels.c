@@ -179,7 +179,7 @@ static void put_record(StrBuf *o, const char *name, const KernelDesc *k, bool wr
   lower_cstring(o, k->shape, strlen(k->shape));
   sb_puts(o, ", ");
   lower_cstring(o, k->schedule, strlen(k->schedule));
-  sb_puts(o, ", 0, 0};\n");
+  sb_puts(o, ", 0, 0, 0};\n");
   if (wrap)
     sb_printf(o,
             "static rlyrt_status %s(rlyrt_object *const *args, rlyrt_object **out) {\n"

@@ -71,17 +71,18 @@ void driver_print_profile(FILE *f, const struct rlyrt_module_build *b, double to
   double whole = kernel_ms + rest > 0 ? kernel_ms + rest : 1;
   fprintf(f, "profile: %ld run%s, %.3f ms in all, %.3f ms in %d kernel%s\n", runs, runs == 1 ? "" : "s", total_ms,
           kernel_ms, n, n == 1 ? "" : "s");
-  fprintf(f, "%-*s  %-*s  %-*s  %-*s  %9s  %10s  %10s  %6s\n", wk, "kernel", wo, "ops", ws, "shape", wsch, "schedule",
-          "calls", "total ms", "mean us", "share");
+  fprintf(f, "%-*s  %-*s  %-*s  %-*s  %9s  %10s  %10s  %10s  %6s\n", wk, "kernel", wo, "ops", ws, "shape", wsch,
+          "schedule", "calls", "total ms", "mean us", "min us", "share");
   for (int i = 0; i < n; i++) {
     const rlyrt_kernel_record *r = rows[i];
     double ms = (double)r->ns / 1e6;
-    fprintf(f, "%-*s  %-*s  %-*s  %-*s  %9llu  %10.3f  %10.3f  %5.1f%%\n", wk, r->name, wo, r->ops, ws, r->shape, wsch,
-            r->schedule, (unsigned long long)r->calls, ms, ms * 1e3 / (double)r->calls, 100.0 * ms / whole);
+    fprintf(f, "%-*s  %-*s  %-*s  %-*s  %9llu  %10.3f  %10.3f  %10.3f  %5.1f%%\n", wk, r->name, wo, r->ops, ws,
+            r->shape, wsch, r->schedule, (unsigned long long)r->calls, ms, ms * 1e3 / (double)r->calls,
+            (double)r->min_ns / 1e3, 100.0 * ms / whole);
   }
-  fprintf(f, "%-*s  %-*s  %-*s  %-*s  %9s  %10.3f  %10s  %5.1f%%\n", wk, "-", wo, "control flow between kernels", ws, "",
-          wsch, "", "", rest, "", 100.0 * rest / whole);
-  fprintf(f, "%-*s  %-*s  %-*s  %-*s  %9s  %10.3f  %10s  %5.1f%%\n", wk, "", wo, "total", ws, "", wsch, "", "",
-          kernel_ms + rest, "", 100.0);
+  fprintf(f, "%-*s  %-*s  %-*s  %-*s  %9s  %10.3f  %10s  %10s  %5.1f%%\n", wk, "-", wo, "control flow between kernels",
+          ws, "", wsch, "", "", rest, "", "", 100.0 * rest / whole);
+  fprintf(f, "%-*s  %-*s  %-*s  %-*s  %9s  %10.3f  %10s  %10s  %5.1f%%\n", wk, "", wo, "total", ws, "", wsch, "", "",
+          kernel_ms + rest, "", "", 100.0);
   free(rows);
 }

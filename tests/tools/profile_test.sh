@@ -67,8 +67,12 @@ check "grep -Eq '^K[0-9]+ +nn.softmax +\\(2, 4\\) +softmax rows float32 +4 ' '$o
 check "grep -Eq '^ +total +[0-9.]+ +100.0%' '$out'" "a total row at 100%"
 check "grep -Eq '^time_ms: ' '$out'" "the times of --repeat still end the output"
 # Rows sorted by total time, most first.
-awk '/^K[0-9]/ { print $(NF-2) }' "$out" >"$tmp/ms"
+awk '/^K[0-9]/ { print $(NF-3) }' "$out" >"$tmp/ms"
 check "sort -rn '$tmp/ms' | cmp -s - '$tmp/ms'" "kernel rows are sorted by total time"
+# Each kernel's fastest call: above 0, at most its mean.
+check "grep -Eq '^kernel +ops +shape +schedule +calls +total ms +mean us +min us +share\$' '$out'" "the header names the columns"
+check "awk '/^K[0-9]/ { n++; if (!(\$(NF-1) > 0 && \$(NF-1) <= \$(NF-2))) bad++ } END { exit !(n > 0 && !bad) }' '$out'" \
+  "every kernel's min us is above 0 and at most its mean"
 # The shares of the kernels and of the control flow add up to 100%.
 check "awk '/^K[0-9]|^- / { s += \$NF } END { exit !(s > 99.5 && s < 100.5) }' '$out'" "the shares add up to 100%"
 # Relay text compiled on the fly, with profiling.

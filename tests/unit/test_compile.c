@@ -318,12 +318,12 @@ static void test_profile(void) {
   CHECK_EQ(rly_compile(c), 0);
   const char *ctext = rly_c_text(c, NULL);
   CHECK_EQ(count(ctext, "static rlyrt_status K0_body(rlyrt_object *const *args, rlyrt_object **out) {"), 1);
-  CHECK(contains(ctext, "static rlyrt_kernel_record K0_prof = {\"K0\", \"add\", \"(2, 3)\", \"elementwise loop\", 0, 0};\n"
+  CHECK(contains(ctext, "static rlyrt_kernel_record K0_prof = {\"K0\", \"add\", \"(2, 3)\", \"elementwise loop\", 0, 0, 0};\n"
                         "static rlyrt_status K0(rlyrt_object *const *args, rlyrt_object **out) {\n"
                         "  uint64_t t0 = rlyrt_profile_now();\n"
                         "  rlyrt_status s = K0_body(args, out);\n"
                         "  rlyrt_profile_add(&K0_prof, t0);\n"));
-  CHECK(contains(ctext, "static rlyrt_kernel_record K1_prof = {\"K1\", \"multiply\", \"(2, 3)\", \"elementwise loop\", 0, 0};"));
+  CHECK(contains(ctext, "static rlyrt_kernel_record K1_prof = {\"K1\", \"multiply\", \"(2, 3)\", \"elementwise loop\", 0, 0, 0};"));
   CHECK(contains(ctext, "static rlyrt_kernel_record *const RC_records[] = {&K0_prof, &K1_prof};"));
   CHECK(contains(ctext, ", 1, 2, RC_records};"));
   CHECK(contains(ctext, "const rlyrt_module_build *tiny_module_build(void) { return &RC_build; }"));
@@ -338,7 +338,7 @@ static void test_profile(void) {
   /* Fused: one kernel with both operators. */
   CHECK_EQ(rly_set_opt_level(c, 2), 0);
   CHECK_EQ(rly_compile(c), 0);
-  CHECK(contains(rly_c_text(c, NULL), "K0_prof = {\"K0\", \"add, multiply\", \"(2, 3)\", \"elementwise chain\", 0, 0};"));
+  CHECK(contains(rly_c_text(c, NULL), "K0_prof = {\"K0\", \"add, multiply\", \"(2, 3)\", \"elementwise chain\", 0, 0, 0};"));
   /* Off again: no timing code. */
   rly_set_profile(c, 0);
   CHECK_EQ(rly_compile(c), 0);
