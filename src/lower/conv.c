@@ -1066,12 +1066,28 @@ static void put_transpose_fn(StrBuf *sb, int i, const char *name, int w, int nr)
   sb_puts(sb, "}\n");
 }
 
+/* Whether tiles of 7 pixels that read the input in place (Conv.direct)
+** pack it here after all on AVX2 (lpack): a KC block of the pixels at a
+** time into ap, shared by every block of filters of the part. The 32 KB
+** L1 of AVX2's cores does not hold a block read in place (7 floats a
+** line, K lines per tile; at 56x56 a stride that maps to a quarter of
+** the sets), and the tiles waited on L2. ResNet-50 on a Zen 3, fastest
+** calls at one thread: the 512 -> 2048 1x1s at 7x7 1520 -> 1260 us, the
+** 256 -> 1024 at 14x14 1450 -> 1280; at two 810 -> 650 and 720 -> 670.
+** AVX-512's wider tiles and larger L1 (48 KB on Zen 5) did best in
+** place. The pack's cost per FMA goes as 1 / M: 64 filters (ResNet-50's
+** 256 -> 64 at 56x56) lost 7% by it and stay in place. */
+static bool rows_lpack(const Conv *C) {
+  return C->rows && C->direct && (C->kind == CK_1X1 || C->kind == CK_IM2COL) && C->m >= 128;
+}
+
 static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
   int w, mr, nr;
   gemm_isa_tile(i, &w, &mr, &nr);
   long long m = C->m, k = C->k, np = C->np, hw = C->hp * C->rl;
   bool vec_tr = lower_isa_target(i) != NULL && (w == 8 || w == 16) && nr % w == 0;
   if (vec_tr) put_transpose_fn(sb, i, name, w, nr);
+  bool lpack = w == 8 && rows_lpack(C);
   long long ctn = C->np < NCP ? (C->np + MRP - 1) / MRP * MRP : NCP; /* gemm_slot's */
   lower_put_isa_attrs(sb, i);
   sb_printf(sb,
@@ -1094,7 +1110,7 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
   /* blocks of MC pixels (the tiles' rows) */
   sb_puts(sb, "      for (int64_t jc = j0; jc < j1; jc += MC) {\n");
   sb_puts(sb, "        const int64_t mc = j1 - jc < MC ? j1 - jc : MC;\n");
-  if (C->kind == CK_IM2COL && !C->direct) {
+  if (C->kind == CK_IM2COL && (!C->direct || lpack)) {
     put_tables(sb, C, 8, "mc", "MC", true);
   }
   sb_printf(sb, "        for (int64_t pc = 0; pc < %lld; pc += KC) {\n", k);
@@ -1102,7 +1118,7 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
   /* the pixels' block into MR-wide panels: ap[panel][l][r]; direct, read
   ** in place: an im2col's reduction rows at offsets offl[l] from the
   ** tile's first pixel */
-  if (!C->direct) put_pack_block(sb, C, "ap", "ir", "mc", "MR");
+  if (!C->direct || lpack) put_pack_block(sb, C, "ap", "ir", "mc", "MR");
   else if (C->kind == CK_IM2COL) {
     long long kk = C->kh * C->kw;
     sb_puts(sb, "          int32_t *restrict offl = tab;\n");
@@ -1134,14 +1150,15 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
               (m + PB - 1) / PB * PB);
   else sb_puts(sb, "              const float *restrict pb = bp + jr * kc;\n");
   sb_puts(sb, "              for (int64_t ir = 0; ir < mc; ir += MR) {\n");
-  if (C->direct && C->kind == CK_IM2COL)
+  if (lpack) sb_puts(sb, "                const float *restrict pa = ap + ir * kc;\n");
+  else if (C->direct && C->kind == CK_IM2COL)
     sb_printf(sb, "                const float *restrict pa = xg + (jc + ir) / %lld * %lld + (jc + ir) %% %lld;\n",
               (long long)C->ow, (long long)(C->sh * C->rl), (long long)C->ow);
   else if (C->direct) sb_printf(sb, "                const float *restrict pa = xg + pc * %lld + jc + ir;\n", np);
   else sb_printf(sb, "                const float *restrict pa = sp ? sp + (jc + ir) * %lld + pc * MR : ap + ir * kc;\n", k);
   sb_printf(sb, "                float *restrict ct = ct0 + (ic - i0 + jr) * %lld + ir * NR;\n", ctn);
   const char *kpre = NULL;
-  if (C->prepacked && nr == PB) {
+  if (C->prepacked && PB % nr == 0) {
     /* The filter streams from memory, each panel's KC rows read by few
     ** tiles (7 at 7x7): while its tiles run, the next panel's lines go
     ** into L2, a share per tile (the whole panel would not fit in L1
@@ -1151,9 +1168,9 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
     ** layers ran 30% slower. Lines beyond one a step go before the tile. */
     sb_puts(sb, "                const float *pf = NULL;\n");
     sb_puts(sb, "                int64_t pfl = 0, pfi = 0, pfk = 0, ps = 1;\n");
-    sb_puts(sb, "                if (ic + jr + NR < i1) {\n");
-    sb_puts(sb, "                  const int64_t nl = kc * PB / 16, nt = (mc + MR - 1) / MR, ti = ir / MR;\n");
-    sb_puts(sb, "                  pf = pb + kc * PB + ti * nl / nt * 16;\n");
+    sb_puts(sb, "                if ((ic + jr) / PB * PB + PB < i1) {\n");
+    sb_puts(sb, "                  const int64_t nl = kc * NR / 16, nt = (mc + MR - 1) / MR, ti = ir / MR;\n");
+    sb_puts(sb, "                  pf = pb - (ic + jr) % PB + kc * PB + (ic + jr) % PB / NR * nl * 16 + ti * nl / nt * 16;\n");
     sb_puts(sb, "                  pfl = (ti + 1) * nl / nt - ti * nl / nt;\n");
     sb_puts(sb, "                  for (; pfl - pfi > kc; pfi++) __builtin_prefetch(pf + pfi * 16, 0, 2);\n");
     sb_puts(sb, "                  if (pfl > pfi) ps = kc / (pfl - pfi);\n");
@@ -1172,15 +1189,15 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
   ** and back, bench/models/chain1x1.py), per kernel at 2 threads: the
   ** 1024 -> 256 reading what both threads wrote 340-360 -> 280-315 us. */
   char kpre_in[512];
-  if (C->direct && C->kind == CK_1X1) {
+  if (C->direct && C->kind == CK_1X1 && !lpack) {
     sb_puts(sb, "                const int64_t pfo = jr == 0 && ic == i0 && ir + MR < mc ? 2 * MR - 1 : 0;\n");
     snprintf(kpre_in, sizeof kpre_in, "%s%s__builtin_prefetch(pa + l * %lld + pfo, 0, 3);", kpre ? kpre : "",
              kpre ? " " : "", np);
     kpre = kpre_in;
   }
   char a_step[24];
-  if (C->direct && C->kind == CK_IM2COL) snprintf(a_step, sizeof a_step, "offl[l]");
-  else snprintf(a_step, sizeof a_step, "%lld", C->direct ? np : (long long)MRP);
+  if (C->direct && C->kind == CK_IM2COL && !lpack) snprintf(a_step, sizeof a_step, "offl[l]");
+  else snprintf(a_step, sizeof a_step, "%lld", C->direct && !lpack ? np : (long long)MRP);
   gemm_put_tile_rows(sb, i, name, 16, MRP, a_step, C->prepacked ? "PB" : "NR", nr, NULL, false, kpre);
   sb_puts(sb, "              }\n");
   /* the panel's filters are final: into C, then the epilogue */
@@ -1334,7 +1351,7 @@ static void gemm_slot(const Conv *C, int64_t *ap, int64_t *bp, int64_t *tab, int
   if (C->rows) {
     int64_t nc = C->np < NCP ? (C->np + MRP - 1) / MRP * MRP : NCP;
     int64_t mc = C->m < MCP ? (C->m + PB - 1) / PB * PB : MCP;
-    *ap = C->direct ? 0 : nc * kc;
+    *ap = C->direct && !rows_lpack(C) ? 0 : nc * kc;
     *bp = C->prepacked ? 0 : mc * kc;
     *ct = nc * ((C->m + PB - 1) / PB * PB); /* panels of up to PB filters */
   } else {

@@ -222,6 +222,20 @@ def main():
     x23, w23 = t("x23", (1, 16, 10, 10)), t("w23", (32, 8, 1, 1))
     emit("nn.conv2d(%x23, %w23, strides=[2, 2], padding=[0, 0], groups=2, channels=32, kernel_size=[1, 1])",
          conv2d(T[x23], T[w23], strides=(2, 2), groups=2))
+    # GEMMs of 128 filters and more in tiles of 7 pixels: on AVX2 they pack
+    # their pixels a KC block at a time (lower/conv.c, rows_lpack). A 1x1
+    # of 136 filters (a short last panel), K = 264 (two KC blocks), 14x14;
+    # 128 at stride 2, 14x14 to 7x7, with a residual add; a 3x3 at stride
+    # 2 (im2col, K = 288: two KC blocks), 14x14 to 7x7.
+    x24, w24, b24 = t("x24", (1, 264, 14, 14)), t("w24", (136, 264, 1, 1)), t("b24", (136,))
+    emit("nn.relu(nn.bias_add(nn.conv2d(%x24, %w24, padding=[0, 0], channels=136, kernel_size=[1, 1]), %b24))",
+         relu(conv2d(T[x24], T[w24]) + chan(T[b24])))
+    x25, w25, r25 = t("x25", (1, 40, 14, 14)), t("w25", (128, 40, 1, 1)), t("r25", (1, 128, 7, 7))
+    emit("add(nn.conv2d(%x25, %w25, strides=[2, 2], padding=[0, 0], channels=128, kernel_size=[1, 1]), %r25)",
+         conv2d(T[x25], T[w25], strides=(2, 2)) + T[r25])
+    x26, w26 = t("x26", (1, 32, 14, 14)), t("w26", (128, 32, 3, 3))
+    emit("nn.relu(nn.conv2d(%x26, %w26, strides=[2, 2], padding=[1, 1, 1, 1], channels=128, kernel_size=[3, 3]))",
+         relu(conv2d(T[x26], T[w26], strides=(2, 2), padding=(1, 1, 1, 1))))
 
     names = list(T)
     consts = [n for n in names if not n.startswith("x") and not n.startswith("r")]
