@@ -37,7 +37,8 @@ void rlyrt_profile_add(rlyrt_kernel_record *r, uint64_t t0) {
   __atomic_fetch_add(&r->ns, dt, __ATOMIC_RELAXED);
   if (dt == 0) dt = 1; /* 0 means no call yet */
   uint64_t m = __atomic_load_n(&r->min_ns, __ATOMIC_RELAXED);
-  while ((m == 0 || dt < m) && !__atomic_compare_exchange_n(&r->min_ns, &m, dt, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  while ((m == 0 || dt < m) &&
+         !__atomic_compare_exchange_n(&r->min_ns, &m, dt, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
   }
 }
 

@@ -1072,8 +1072,8 @@ static void put_transpose_fn(StrBuf *sb, int i, const char *name, int w, int nr)
 ** L1 of AVX2's cores does not hold a block read in place (7 floats a
 ** line, K lines per tile; at 56x56 a stride that maps to a quarter of
 ** the sets), and the tiles waited on L2. ResNet-50 on a Zen 3, fastest
-** calls at one thread: the 512 -> 2048 1x1s at 7x7 1520 -> 1260 us, the
-** 256 -> 1024 at 14x14 1450 -> 1280; at two 810 -> 650 and 720 -> 670.
+** calls at one thread: the 512 -> 2048 1x1s at 7x7 1670 -> 1390 us, the
+** 256 -> 1024 at 14x14 1540 -> 1410; at two 810 -> 650 and 720 -> 670.
 ** AVX-512's wider tiles and larger L1 (48 KB on Zen 5) did best in
 ** place. The pack's cost per FMA goes as 1 / M: 64 filters (ResNet-50's
 ** 256 -> 64 at 56x56) lost 7% by it and stay in place. */
@@ -1165,7 +1165,10 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
     ** beside the one in use), spread over the tile's k steps: one line
     ** every ps steps. A burst of them before the tile (73 lines at 7x7)
     ** filled the core's miss buffers and stalled it: ResNet-50's 7x7
-    ** layers ran 30% slower. Lines beyond one a step go before the tile. */
+    ** layers ran 30% slower. Lines beyond one a step go before the tile.
+    ** Tiles narrower than the panel (AVX2's 16 filters of 32) each take
+    ** their share of the next panel's lines: a Zen 3's 7x7 1x1s ran 20%
+    ** slower with no prefetch. */
     sb_puts(sb, "                const float *pf = NULL;\n");
     sb_puts(sb, "                int64_t pfl = 0, pfi = 0, pfk = 0, ps = 1;\n");
     sb_puts(sb, "                if ((ic + jr) / PB * PB + PB < i1) {\n");

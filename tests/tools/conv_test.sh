@@ -67,6 +67,10 @@ check "run-time filter packing (tiles of 7 pixels)" "$(grep -c 'dst\[l \* NR + x
 # (x24's 1x1 and x26's 3x3 at stride 2) pack it on AVX2 (rows_lpack): one
 # AVX2 function each reads the pixels from ap, and none of AVX-512's.
 check "AVX2 pixel packs" "$(grep -c '^                const float \*restrict pa = ap + ir \* kc;$' "$tmp/a.c")" 2
+# Every tile of 7 pixels of a packed filter prefetches the next panel's
+# lines, also where it is narrower than the panel (AVX2, portable): the 6
+# such kernels, at each of the 3 ISA levels.
+check "filter prefetch per ISA" "$(grep -c 'pf = pb - (ic + jr) % PB' "$tmp/a.c")" 18
 # (and the max pool's paths: tests/run/pool_max.relay)
 "$relayc" build tests/run/pool_max.relay --emit c -o "$tmp/pm.c" || exit 1
 for cc in gcc clang; do
