@@ -490,7 +490,7 @@ static void put_dw_taps_shared(StrBuf *sb, const Conv *C, const Vops *V, int row
         vop(sb, V, GV_TYPE, NULL, NULL, NULL);
         sb_puts(sb, " x = ");
         vop(sb, V, GV_LOAD, p, NULL, NULL);
-        sb_puts(sb, ";\n              __asm__(\"\" : \"+v\"(x));\n");
+        sb_puts(sb, ";\n              RLYRT_IN_REG(x);\n");
         for (int64_t a = 0; a < C->kh; a++) {
           int r = dw_row_at(C, u, a, rows);
           if (r < 0) continue;

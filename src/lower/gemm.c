@@ -119,6 +119,12 @@ void lower_put_isa_preamble(StrBuf *sb) {
               "#else\n"
               "#define RLYRT_VEC_STRIDED\n"
               "#endif\n"
+              "#endif\n"
+              /* a vector that stays in a register (an empty asm that reads
+              ** and writes it: the compiler cannot fold it into each use
+              ** as a memory operand) */
+              "#ifndef RLYRT_IN_REG\n"
+              "#define RLYRT_IN_REG(x) __asm__(\"\" : \"+v\"(x))\n"
               "#endif\n");
 }
 
