@@ -123,7 +123,7 @@ void cg_const_ref_packed(Cg *cg, StrBuf *out, const Expr *e, const LowerPrepack 
     const CgPacked *c = &cg->packed.data[i];
     if (c->src == src && c->p.q == p->q && c->p.k == p->k && c->p.n == p->n && c->p.b_sq == p->b_sq &&
         c->p.b_sk == p->b_sk && c->p.b_sj == p->b_sj && c->p.pw == p->pw && c->p.wino == p->wino &&
-        c->p.kc == p->kc)
+        c->p.kc == p->kc && c->p.pad == p->pad)
       k = c->k;
   }
   if (k < 0) {

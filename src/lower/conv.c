@@ -56,11 +56,12 @@
 ** (AVX-512: 32 by 12) pad small images badly: 49 pixels (7x7) compute 64,
 ** 196 compute 224. Those GEMMs instead swap the roles: tiles of MRP = 7
 ** pixels (A, broadcast; ResNet's and MobileNetV2's rows are 7 times a
-** power of 2) by NR filters (B, vectors), the filter packed in PB = 32
+** power of 2) by NR filters (B, vectors), the filter packed in PB = 16
 ** wide panels, each KC block's panels together (one run of memory per
 ** block: the filter streams from memory), float[groups][ceil(K /
-** KC)][ceil(M / 32)][kcb][32] (kcb = KC but in a shorter last block; each
-** ISA reads its NR columns at their offset), A's panels packed per KC block from the input
+** KC)][ceil(M / 32) * 2][kcb][16] (kcb = KC but in a shorter last block;
+** a tile reads its NR columns at their offset in a panel, AVX-512's 32
+** from two panels), A's panels packed per KC block from the input
 ** (a run of 7 pixels of one output row: one copy of 7 floats). The tiles
 ** accumulate C transposed ([pixel][filter]) in per-thread scratch; after
 ** the last KC block each panel of filters is copied into C and through
@@ -106,8 +107,14 @@
 
 enum { KC = 256, MC = 120, NC = 1024, NR_MAX = 32 }; /* gemm.c's blocks (MC: a multiple of 8 and 12) */
 /* Tiles of pixel rows (Conv.rows): MRP pixels by NR filters, in blocks of
-** NCP pixels and MCP filters; the filter packed in PB-wide panels. */
-enum { MRP = 7, NCP = 7 * 64, MCP = 128, PB = 32 };
+** NCP pixels and MCP filters; the filter packed in PB-wide panels, its
+** filters padded to (and split between threads at) multiples of PG, the
+** widest tile's NR (AVX-512's 32: two panels). Panels of 32 made AVX2's
+** tiles of 16 read half of each 128-byte row: the filter block in use
+** (16 KB) in half of L1's sets, evicted by the pixels at each tile. By 16,
+** ResNet-50's GEMMs of these tiles on a Zen 3 ran 3-10% faster (1 thread,
+** fastest calls; its 7x7 3x3s 3150 -> 2830 us). */
+enum { MRP = 7, NCP = 7 * 64, MCP = 128, PB = 16, PG = 32 };
 
 /* by ConvKind (CK_WINO names itself: winograd.c) */
 static const char *const kind_names[] = {"depthwise conv2d", "conv2d 1x1 GEMM", "conv2d im2col GEMM"};
@@ -300,7 +307,7 @@ static bool analyse(const Group *g, int anchor, Conv *C, const bool *is_const) {
   C->pa = 12;
   if (C->kind == CK_1X1 || C->kind == CK_IM2COL) {
     double cols = (double)((C->np + 31) / 32 * 32) * (double)((C->m + 11) / 12 * 12);
-    double rows = (double)((C->np + MRP - 1) / MRP * MRP) * (double)((C->m + PB - 1) / PB * PB);
+    double rows = (double)((C->np + MRP - 1) / MRP * MRP) * (double)((C->m + PG - 1) / PG * PG);
     double k = (double)C->k, outs = (double)C->m * (double)C->np;
     const char *all = getenv("RLY_CONV_ROWS");
     bool direct = (C->kind == CK_1X1 ? C->np % MRP == 0 : C->ow % MRP == 0) &&
@@ -986,7 +993,7 @@ static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
   if (er) sb_puts(sb, "                if (ir + MR <= mc) {\n");
   for (int v = 0; v < (er ? 2 : 1); v++) {
     if (v) sb_puts(sb, "                } else {\n");
-    gemm_put_tile_rows(sb, i, name, er ? 18 : 16, v ? er : mr, C->prepacked ? "PA" : "MR", b_step, C->np,
+    gemm_put_tile_rows(sb, i, name, er ? 18 : 16, v ? er : mr, C->prepacked ? "PA" : "MR", b_step, 0, C->np,
                        in_regs ? &te : NULL, np % nr && np % nr <= nr / 2, NULL);
     if (C->epilogue) {
       char i1[64], i1e[64];
@@ -1106,7 +1113,7 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
   sb_printf(sb, "      const float *restrict xg = xb + g * %lld;\n", (long long)(C->cg * hw));
   sb_puts(sb, "      (void)xg;\n");
   sb_printf(sb, "      const float *restrict wg = w + g * %lld;\n",
-            C->prepacked ? (m + PB - 1) / PB * PB * k : m * k);
+            C->prepacked ? (m + PG - 1) / PG * PG * k : m * k);
   /* blocks of MC pixels (the tiles' rows) */
   sb_puts(sb, "      for (int64_t jc = j0; jc < j1; jc += MC) {\n");
   sb_puts(sb, "        const int64_t mc = j1 - jc < MC ? j1 - jc : MC;\n");
@@ -1147,7 +1154,7 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
   sb_puts(sb, "            for (int64_t jr = 0; jr < nc; jr += NR) {\n");
   if (C->prepacked)
     sb_printf(sb, "              const float *restrict pb = wg + pc * %lld + (ic + jr) / PB * kc * PB + (ic + jr) %% PB;\n",
-              (m + PB - 1) / PB * PB);
+              (m + PG - 1) / PG * PG);
   else sb_puts(sb, "              const float *restrict pb = bp + jr * kc;\n");
   sb_puts(sb, "              for (int64_t ir = 0; ir < mc; ir += MR) {\n");
   if (lpack) sb_puts(sb, "                const float *restrict pa = ap + ir * kc;\n");
@@ -1158,7 +1165,10 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
   else sb_printf(sb, "                const float *restrict pa = sp ? sp + (jc + ir) * %lld + pc * MR : ap + ir * kc;\n", k);
   sb_printf(sb, "                float *restrict ct = ct0 + (ic - i0 + jr) * %lld + ir * NR;\n", ctn);
   const char *kpre = NULL;
-  if (C->prepacked && PB % nr == 0) {
+  /* the run of panels a tile reads (AVX-512's two of 16 filters) or
+  ** shares (portable tiles of 8 filters) */
+  int run = nr > PB ? nr : PB;
+  if (C->prepacked && run % PB == 0 && run % nr == 0) {
     /* The filter streams from memory, each panel's KC rows read by few
     ** tiles (7 at 7x7): while its tiles run, the next panel's lines go
     ** into L2, a share per tile (the whole panel would not fit in L1
@@ -1166,14 +1176,17 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
     ** every ps steps. A burst of them before the tile (73 lines at 7x7)
     ** filled the core's miss buffers and stalled it: ResNet-50's 7x7
     ** layers ran 30% slower. Lines beyond one a step go before the tile.
-    ** Tiles narrower than the panel (AVX2's 16 filters of 32) each take
-    ** their share of the next panel's lines: a Zen 3's 7x7 1x1s ran 20%
-    ** slower with no prefetch. */
+    ** A tile of two panels (AVX-512's 32 filters) prefetches the next two;
+    ** tiles narrower than the panel (portable: 8 filters of 16) each take
+    ** their share of the next panel's lines (AVX2's 16 filters of 32,
+    ** when the panels were 32 wide: a Zen 3's 7x7 1x1s ran 20% slower with
+    ** no prefetch). */
     sb_puts(sb, "                const float *pf = NULL;\n");
     sb_puts(sb, "                int64_t pfl = 0, pfi = 0, pfk = 0, ps = 1;\n");
-    sb_puts(sb, "                if ((ic + jr) / PB * PB + PB < i1) {\n");
+    sb_printf(sb, "                if ((ic + jr) / %d * %d + %d < i1) {\n", run, run, run);
     sb_puts(sb, "                  const int64_t nl = kc * NR / 16, nt = (mc + MR - 1) / MR, ti = ir / MR;\n");
-    sb_puts(sb, "                  pf = pb - (ic + jr) % PB + kc * PB + (ic + jr) % PB / NR * nl * 16 + ti * nl / nt * 16;\n");
+    sb_printf(sb, "                  pf = pb - (ic + jr) %% %d + kc * %d + (ic + jr) %% %d / NR * nl * 16 + ti * nl / nt * 16;\n",
+              run, run, run);
     sb_puts(sb, "                  pfl = (ti + 1) * nl / nt - ti * nl / nt;\n");
     sb_puts(sb, "                  for (; pfl - pfi > kc; pfi++) __builtin_prefetch(pf + pfi * 16, 0, 2);\n");
     sb_puts(sb, "                  if (pfl > pfi) ps = kc / (pfl - pfi);\n");
@@ -1201,7 +1214,8 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
   char a_step[24];
   if (C->direct && C->kind == CK_IM2COL && !lpack) snprintf(a_step, sizeof a_step, "offl[l]");
   else snprintf(a_step, sizeof a_step, "%lld", C->direct && !lpack ? np : (long long)MRP);
-  gemm_put_tile_rows(sb, i, name, 16, MRP, a_step, C->prepacked ? "PB" : "NR", nr, NULL, false, kpre);
+  gemm_put_tile_rows(sb, i, name, 16, MRP, a_step, C->prepacked ? "PB" : "NR", C->prepacked ? PB : 0, nr, NULL,
+                     false, kpre);
   sb_puts(sb, "              }\n");
   /* the panel's filters are final: into C, then the epilogue */
   sb_printf(sb, "              if (pc + KC >= %lld) {\n", k);
@@ -1353,10 +1367,10 @@ static void gemm_slot(const Conv *C, int64_t *ap, int64_t *bp, int64_t *tab, int
   *tab = C->kind == CK_IM2COL ? 2 * NC : 0;
   if (C->rows) {
     int64_t nc = C->np < NCP ? (C->np + MRP - 1) / MRP * MRP : NCP;
-    int64_t mc = C->m < MCP ? (C->m + PB - 1) / PB * PB : MCP;
+    int64_t mc = C->m < MCP ? (C->m + PG - 1) / PG * PG : MCP;
     *ap = C->direct && !rows_lpack(C) ? 0 : nc * kc;
     *bp = C->prepacked ? 0 : mc * kc;
-    *ct = nc * ((C->m + PB - 1) / PB * PB); /* panels of up to PB filters */
+    *ct = nc * ((C->m + PG - 1) / PG * PG); /* the filters as padded */
   } else {
     int64_t mc = C->m < MC ? (C->m + C->pa - 1) / C->pa * C->pa : MC;
     int64_t nc = C->np < NC ? (C->np + NR_MAX - 1) / NR_MAX * NR_MAX : NC;
@@ -1559,7 +1573,7 @@ static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *
   int64_t shared = 0, slot = 0, spn = 0;
   StrBuf parts = {0};
   /* the tiles' edges: pixels, filters */
-  int pe = C->rows ? MRP : NR_MAX, fe = C->rows ? PB : C->pa;
+  int pe = C->rows ? MRP : NR_MAX, fe = C->rows ? PG : C->pa;
   long long m = C->m, np = C->np, frows = (C->m + fe - 1) / fe, nqg = C->n * C->groups;
   if (C->kind == CK_DW) {
     slot = (C->hp * C->rl + 16 + 15) / 16 * 16; /* 16 floats of slack: a vector past the last row */
@@ -1748,6 +1762,7 @@ bool conv_lower_prepacked(StrBuf *out, const char *name, const Expr *fn, const c
     p->b_sk = 1;
     p->b_sj = C->k;
     p->pw = C->rows ? PB : C->pa;
+    p->pad = C->rows ? PG : 0;
     /* tiles of pixel rows: each KC block's panels together (the filter
     ** streams from memory block by block) */
     p->kc = C->rows ? KC : 0;

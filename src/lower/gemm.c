@@ -668,11 +668,20 @@ static void put_gemv(StrBuf *sb, const Isa *isa, const char *name, const Gemm *G
   sb_puts(sb, "}\n");
 }
 
+/* The address of B's vector at column x of the tile, step l
+** (gemm_put_tile_rows's bpw). */
+static void b_vec_addr(char *buf, size_t size, const char *b_step, int bpw, int x) {
+  if (bpw && x >= bpw) snprintf(buf, size, "pb + %d * kc + l * %s + %d", x / bpw * bpw, b_step, x % bpw);
+  else snprintf(buf, size, "pb + l * %s + %d", b_step, x);
+}
+
 /* The accumulators, the k loop and the store of a tile of mr rows by nv
 ** vectors of the ISA's (all nr / w of them, or fewer for an edge tile:
 ** then only the buffered store; full: whether the tile can be full). */
+
 static void put_tile_body(StrBuf *sb, const Isa *isa, const char *name, int ind, int mr, const char *a_step,
-                          const char *b_step, long long n, const TileEpi *te, int nv, bool full, const char *kpre) {
+                          const char *b_step, int bpw, long long n, const TileEpi *te, int nv, bool full,
+                          const char *kpre) {
   int w = isa->w, nr = isa->nr;
   for (int r = 0; r < mr; r++) {
     sb_printf(sb, "%*s", ind, "");
@@ -695,8 +704,8 @@ static void put_tile_body(StrBuf *sb, const Isa *isa, const char *name, int ind,
   sb_printf(sb, "%*sfor (int64_t l = 0; l < kc; l++) {\n", ind, "");
   if (kpre) sb_printf(sb, "%*s  %s\n", ind, "", kpre);
   for (int v = 0; v < nv - (reload ? 1 : 0); v++) {
-    char p[48];
-    snprintf(p, sizeof p, "pb + l * %s + %d", b_step, v * w);
+    char p[64];
+    b_vec_addr(p, sizeof p, b_step, bpw, v * w);
     sb_printf(sb, "%*s  const ", ind, "");
     v_type(sb, isa, name);
     sb_printf(sb, " b%d = ", v);
@@ -717,7 +726,9 @@ static void put_tile_body(StrBuf *sb, const Isa *isa, const char *name, int ind,
       snprintf(acc, sizeof acc, "c%d_%d", r, v);
       snprintf(bv, sizeof bv, "b%d", v);
       if (reload && v == nv - 1) {
-        sb_printf(sb, "%*s    const float *bl = pb + l * %s + %d;\n", ind, "", b_step, v * w);
+        char p[64];
+        b_vec_addr(p, sizeof p, b_step, bpw, v * w);
+        sb_printf(sb, "%*s    const float *bl = %s;\n", ind, "", p);
         sb_printf(sb, "%*s    __asm__ volatile(\"\" : \"+r\"(bl));\n", ind, "");
         snprintf(bv, sizeof bv, isa->load, "bl"); /* not portable: one %s */
       }
@@ -800,7 +811,7 @@ static void put_tile_body(StrBuf *sb, const Isa *isa, const char *name, int ind,
 ** the FMAs: 196 pixels (14x14) in tiles of 32 computed 224, now 208.
 ** kpre: a statement at the top of each k step (a prefetch), or NULL. */
 void gemm_put_tile_rows(StrBuf *sb, int i, const char *name, int ind, int mr, const char *a_step, const char *b_step,
-                        int64_t ldc, const TileEpi *te, bool half, const char *kpre) {
+                        int bpw, int64_t ldc, const TileEpi *te, bool half, const char *kpre) {
   const Isa *isa = &isas[i];
   int w = isa->w, nr = isa->nr, nv = nr / w;
   long long n = (long long)ldc;
@@ -813,10 +824,10 @@ void gemm_put_tile_rows(StrBuf *sb, int i, const char *name, int ind, int mr, co
   half = half && nv % 2 == 0;
   if (half) {
     sb_printf(sb, "%*sif (nr <= %d) {\n", ind, "", nr / 2);
-    put_tile_body(sb, isa, name, ind + 2, mr, a_step, b_step, n, te, nv / 2, false, kpre);
+    put_tile_body(sb, isa, name, ind + 2, mr, a_step, b_step, bpw, n, te, nv / 2, false, kpre);
     sb_printf(sb, "%*s} else {\n", ind, "");
   }
-  put_tile_body(sb, isa, name, ind + (half ? 2 : 0), mr, a_step, b_step, n, te, nv, true, kpre);
+  put_tile_body(sb, isa, name, ind + (half ? 2 : 0), mr, a_step, b_step, bpw, n, te, nv, true, kpre);
   if (half) sb_printf(sb, "%*s}\n", ind, "");
 }
 
@@ -907,7 +918,7 @@ static void put_gemm(StrBuf *sb, const Isa *isa, const char *name, const Gemm *G
   /* the epilogue on full tiles in registers where it can (see conv.c) */
   bool in_regs = G->epilogue && gemm_epi_vec_ok((int)(isa - isas), &G->ew, G->l_sj);
   TileEpi te = {&G->ew, G->l_sq, G->l_si, G->l_sj, "ic + ir", "jc + jr", G->k};
-  gemm_put_tile_rows(sb, (int)(isa - isas), name, 6, mr, "MR", G->prepacked ? "PW" : "NR", G->n, in_regs ? &te : NULL,
+  gemm_put_tile_rows(sb, (int)(isa - isas), name, 6, mr, "MR", G->prepacked ? "PW" : "NR", 0, G->n, in_regs ? &te : NULL,
                      G->n % isa->nr && G->n % isa->nr <= isa->nr / 2, NULL);
   if (in_regs) {
     sb_printf(sb, "      if (pc + KC >= %lld && !(mr == MR && nr == NR)) {\n", k);
@@ -1193,7 +1204,8 @@ bool lower_loops_prepacked(StrBuf *out, const char *name, const Expr *fn, const 
 }
 
 void *lower_prepack(const LowerPrepack *p, const void *b, size_t *nbytes) {
-  const int64_t pw = p->pw ? p->pw : LOWER_PACK_NR, np = (p->n + pw - 1) / pw;
+  const int64_t pw = p->pw ? p->pw : LOWER_PACK_NR, pad = p->pad > pw ? p->pad : pw;
+  const int64_t np = (p->n + pad - 1) / pad * pad / pw;
   size_t n = (size_t)(p->q * np * p->k * pw);
   float *d = rly_xmalloc(n ? n * sizeof *d : 1);
   /* a Winograd filter: its transform, B[q][j][l] (lower/winograd.c) */

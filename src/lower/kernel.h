@@ -251,6 +251,9 @@ void gemm_put_v4(StrBuf *sb, const char *name, bool store);
 ** l itself: the broadcasts read pa[TABLE[l] + r] (conv.c's tiles that
 ** read an im2col row in place). half: a tile of at most NR / 2 columns
 ** computes NR / 2 (the last of a row of C whose length leaves that over).
+** bpw: 0, or B's panels are bpw floats wide, kc rows each, one after the
+** other, and a tile wider than bpw reads its vectors from as many panels
+** (conv.c's tiles of 7 pixels on AVX-512: 32 filters from panels of 16).
 ** te (or NULL): an epilogue that runs on a full tile in registers before
 ** its store, after the last KC block (gemm_epi_vec_ok said it can); rows
 ** and columns of the tile's first element are the expressions row0, col0;
@@ -263,7 +266,7 @@ typedef struct TileEpi {
   int64_t k; /* the reduction's length */
 } TileEpi;
 void gemm_put_tile_rows(StrBuf *sb, int i, const char *name, int ind, int mr, const char *a_step, const char *b_step,
-                        int64_t ldc, const TileEpi *te, bool half, const char *kpre);
+                        int bpw, int64_t ldc, const TileEpi *te, bool half, const char *kpre);
 /* Whether ISA version i can run the epilogue ew in registers
 ** (gemm_put_tile_rows's te): float32 throughout, the leaves one per row or
 ** contiguous along the row, every node an add, subtract, multiply,

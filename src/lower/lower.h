@@ -75,6 +75,7 @@ typedef struct LowerPrepack {
   int64_t q, k, n;          /* B's batches (1 when broadcast), reduction, columns */
   int64_t b_sq, b_sk, b_sj; /* element strides: B(q, l, j) = data[q * b_sq + l * b_sk + j * b_sj] */
   int64_t pw;               /* the panels' width; 0: LOWER_PACK_NR */
+  int64_t pad;              /* > 0: the columns padded with zeros to a multiple of pad (of pw) */
   int64_t kc;               /* > 0: the reduction in blocks of kc rows, each block's panels together */
   int wino;                 /* m > 0: B is a conv2d's 3x3 filter [n][k][3][3] whose Winograd transform
                                for F(m x m, 3 x 3) is packed instead, as q = (m + 2)^2 batches (lower/winograd.c) */

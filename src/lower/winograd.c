@@ -503,7 +503,7 @@ static void put_block(StrBuf *sb, int i, const char *name, const Conv *C, const 
   sb_puts(sb, "        for (int64_t ir = 0; ir < mc; ir += MR) {\n");
   sb_puts(sb, "          const float *restrict pa = vp + pc * TBP + ir, *restrict pb = up + pc * PW + jr;\n");
   sb_puts(sb, "          float *restrict ct = mp + ir * PW + jr;\n");
-  gemm_put_tile_rows(sb, i, name, 10, mr, "TBP", "PW", PW, NULL, false, NULL);
+  gemm_put_tile_rows(sb, i, name, 10, mr, "TBP", "PW", 0, PW, NULL, false, NULL);
   sb_puts(sb, "        }\n    }\n  }\n");
   /* 2. A^T m A on W filters at a time, scattered into the planes */
   sb_puts(sb, "  for (int64_t t = 0; t < tb; t++) {\n");

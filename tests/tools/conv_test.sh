@@ -7,8 +7,8 @@
 #     pixels by NR filters), the depthwise kernel and the pools, and the GEMMs
 #     read their filters packed at build time when the filters are
 #     constants (a .params file), packed at run time when they are inputs;
-#   - the packed filters are in the blob (12-row panels, 32-wide for tiles
-#     of 7 pixels, zero-padded);
+#   - the packed filters are in the blob (12-row panels; for tiles of 7
+#     pixels 16-wide panels, the filters zero-padded to a multiple of 32);
 #   - that C compiles without warnings (gcc, clang; every ISA level);
 #   - the C is the same on every build (determinism);
 #   - split over threads (RLY_SPLIT_ALL=1), the results are the same bits
@@ -60,17 +60,22 @@ cmp -s "$tmp/a.c" "$tmp/again/a.c" || { echo "FAIL: two builds differ"; fail=1; 
 # 36 points x 5 panels x 32 channels x 32 floats
 check "w2 packed" "$(grep -c '^static const int64_t C[0-9]*_shape\[\] = {184320}' "$tmp/a.c")" 1
 check "run-time filter packing" "$(grep -c 'dst\[l \* MR + r\] = src\[l\]' "$tmp/a.c")" 0
-# w11 (64 filters of 288, tiles of 7 pixels) packed: 2 panels x 288 x 32 floats
+# w11 (64 filters of 288, tiles of 7 pixels) packed: 4 panels x 288 x 16 floats
 check "w11 packed" "$(grep -c '^static const int64_t C[0-9]*_shape\[\] = {18432}' "$tmp/a.c")" 1
 check "run-time filter packing (tiles of 7 pixels)" "$(grep -c 'dst\[l \* NR + x\] = src\[l\]' "$tmp/a.c")" 0
 # Tiles of 7 pixels of 128 filters and more that read the input in place
 # (x24's 1x1 and x26's 3x3 at stride 2) pack it on AVX2 (rows_lpack): one
 # AVX2 function each reads the pixels from ap, and none of AVX-512's.
 check "AVX2 pixel packs" "$(grep -c '^                const float \*restrict pa = ap + ir \* kc;$' "$tmp/a.c")" 2
-# Every tile of 7 pixels of a packed filter prefetches the next panel's
-# lines, also where it is narrower than the panel (AVX2, portable): the 6
-# such kernels, at each of the 3 ISA levels.
-check "filter prefetch per ISA" "$(grep -c 'pf = pb - (ic + jr) % PB' "$tmp/a.c")" 18
+# Every tile of 7 pixels of a packed filter prefetches the next run of
+# panels' lines: the tile's own two (AVX-512: 32 filters), or its share of
+# the next panel (portable: 8 filters of 16): the 6 such kernels, at each
+# of the 3 ISA levels.
+check "filter prefetch per ISA" "$(grep -c 'pf = pb - (ic + jr) % ' "$tmp/a.c")" 18
+check "filter prefetch, AVX-512's run of two panels" "$(grep -c 'pf = pb - (ic + jr) % 32 + kc \* 32' "$tmp/a.c")" 6
+# AVX-512's tiles read their second vector of filters from the next panel
+check "AVX-512 tiles across two panels" \
+  "$(grep -c 'const __m512 b1 = _mm512_loadu_ps(pb + 16 \* kc + l \* PB + 0);' "$tmp/a.c")" 6
 # (and the max pool's paths: tests/run/pool_max.relay)
 "$relayc" build tests/run/pool_max.relay --emit c -o "$tmp/pm.c" || exit 1
 for cc in gcc clang; do
