@@ -29,7 +29,7 @@ n=$(grep -c 'depthwise conv2d float32' "$c")
 # ... and the epilogues in registers: clip, a residual read masked (AVX-512)
 for pat in '_mm512_maskz_loadu_ps((__mmask16)' '_mm512_mask_storeu_ps(c + ' '_mm256_maskstore_ps(c + ' \
   'io, _mm512_loadu_ps(r + x + 16)));' 'float tail\[' '__builtin_prefetch(pn, 0, 2);' '^ *j = [0-9]*;$' 'int64_t wb = 0, we = 0;' 'memmove(xp, xp + (r0 - wb) \* ' \
-  'RLYRT_IN_REG(x);' \
+  'RLYRT_IN_REG(x);' '_mm256_shuffle_ps(a, b, 0xDD)), 0xD8)));' \
   '= _mm512_max_ps(_mm512_min_ps(' '= _mm256_max_ps(_mm256_min_ps(' 'v[0-9]* = _mm512_maskz_loadu_ps((__mmask16)0x[0-9a-f]*, p'; do
   grep -q -- "$pat" "$c" || { echo "FAIL: no '$pat' in the generated C"; fail=1; }
 done
