@@ -678,7 +678,6 @@ static void b_vec_addr(char *buf, size_t size, const char *b_step, int bpw, int 
 /* The accumulators, the k loop and the store of a tile of mr rows by nv
 ** vectors of the ISA's (all nr / w of them, or fewer for an edge tile:
 ** then only the buffered store; full: whether the tile can be full). */
-
 static void put_tile_body(StrBuf *sb, const Isa *isa, const char *name, int ind, int mr, const char *a_step,
                           const char *b_step, int bpw, long long n, const TileEpi *te, int nv, bool full,
                           const char *kpre) {
