@@ -4,17 +4,16 @@
 **
 ** The reference kernel's arithmetic (runtime/kernels/k_nn.c, rk_nn_pool
 ** and rk_nn_adaptive_pool) with everything known at build time. A max
-** pool of up to MAX_TAPS_UNROLLED taps (put_max_rows) computes an output
-** at a time in a register, every tap unrolled (vectors of outputs; ResNet's
-** 3x3 stride-2 pool at 112x112: 220 -> 110 us), the outputs with taps
-** outside the input tap by tap with bounds. Otherwise, per plane and
-** output row, each window tap in turn over the row's outputs whose tap is
-** inside the input (bounds computed at build time; independent outputs,
-** no dependency chain). Either way each output sees its taps in the
-** reference's order: a max starts at float's lowest value (the
-** reference's padding), an average sums in double and divides by the
-** reference's count (count_include_pad, or the taps inside); the results
-** are the reference's bit for bit. The outer loop goes over independent
+** pool whose window is at most 16 by 16 is separable (put_max_sep): each
+** input row's column maxima once, then each output row the maximum of its
+** rows' (ResNet's 3x3 stride-2 pool at 112x112: 299 -> 97 us on Zen 3).
+** Otherwise, per plane and output row, each window tap in turn over the
+** row's outputs whose tap is inside the input (bounds computed at build
+** time; independent outputs, no dependency chain). Either way the results
+** are the reference's bits (put_max_sep says why for the separable one):
+** a max starts at float's lowest value (the reference's padding), an
+** average sums in double and divides by the reference's count
+** (count_include_pad, or the taps inside). The outer loop goes over independent
 ** planes; with enough to read (LOWER_PAR_MIN_POOL), blocks of planes are
 ** the parts of rlyrt_parallel_for (the same bits at any thread count).
 ** That threshold is 8 times below the reductions': MobileNetV2's global
@@ -75,9 +74,11 @@ static bool nchw(const Attrs *a, const char *field) {
   return v->u.str.len == 0 || (v->u.str.len == 4 && memcmp(v->u.str.s, "NCHW", 4) == 0);
 }
 
-/* A max pool with at most this many taps unrolls them (put_max_rows); a
-** global pool takes this many planes at a time (put_planes). */
-enum { MAX_TAPS_UNROLLED = 25, GLOBAL_GROUP = 8 };
+/* A max pool whose window is at most MAX_UNROLLED wide and high, and whose
+** window's rows hold at most MAX_RING outputs (32 KB on the stack), is
+** separable (put_max_sep); a global pool takes GLOBAL_GROUP planes at a
+** time (put_planes). */
+enum { MAX_UNROLLED = 16, MAX_RING = 8192, GLOBAL_GROUP = 8 };
 
 static bool is_f32(const Type *t) {
   DType d = t->u.tensor.dtype;
@@ -146,7 +147,7 @@ static void put_count(StrBuf *sb, const char *var, const char *start, int64_t k,
   sb_puts(sb, "        }\n");
 }
 
-static void put_planes(StrBuf *sb, const Pool *P);
+static void put_planes(StrBuf *sb, const Pool *P, int isa);
 
 static void put_kernel(StrBuf *sb, const char *name, const Group *g, const Pool *P, const char *where) {
   const GNode *a = &g->nodes[g->nnodes - 1];
@@ -163,7 +164,7 @@ static void put_kernel(StrBuf *sb, const char *name, const Group *g, const Pool 
     lower_put_isa_attrs(sb, i);
     sb_printf(sb, "static void %s_planes_%s(const float *restrict x, float *restrict o, int64_t p0, int64_t p1) {\n",
               name, lower_isa_suffix(i));
-    put_planes(sb, P);
+    put_planes(sb, P, i);
     sb_puts(sb, "}\n#endif\n");
   }
   sb_printf(sb, "static void %s_planes(const float *restrict x, float *restrict o, int64_t p0, int64_t p1) {\n", name);
@@ -212,78 +213,163 @@ static void tap_outputs(const Pool *P, int64_t b, int64_t *lo, int64_t *hi) {
   if (*hi > P->ow - 1) *hi = P->ow - 1;
 }
 
-/* put_max_rows' outputs [o0, o1) of a row, each tap checked. */
-static void put_max_edge(StrBuf *sb, const Pool *P, int64_t o0, int64_t o1) {
+/* put_max_sep's outputs [o0, o1) of a row (sr) into its ring row (q),
+** their column taps in order. in: every tap inside, unrolled; else tap by
+** tap with bounds. */
+static void put_max_hloop(StrBuf *sb, const Pool *P, int64_t o0, int64_t o1, bool in) {
+  long long kw = P->kw, sw = P->sw, pl = P->pl, dw = P->dw;
   if (o0 >= o1) return;
-  sb_printf(sb, "      for (int64_t ow = %lld; ow < %lld; ow++) {\n", (long long)o0, (long long)o1);
-  sb_puts(sb, "        float m = -0x1.fffffep+127f;\n");
-  sb_puts(sb, "        for (int i = 0; i < na; i++)\n");
-  sb_printf(sb, "          for (int64_t b = 0; b < %lld; b++) {\n", (long long)P->kw);
-  sb_printf(sb, "            const int64_t iw = ow * %lld - %lld + b * %lld;\n", (long long)P->sw, (long long)P->pl,
-            (long long)P->dw);
-  sb_printf(sb, "            if (iw >= 0 && iw < %lld) m = r[i][iw] > m ? r[i][iw] : m;\n", (long long)P->w);
-  sb_puts(sb, "          }\n        dr[ow] = m;\n      }\n");
+  sb_printf(sb, "        for (int64_t ow = %lld; ow < %lld; ow++) {\n", (long long)o0, (long long)o1);
+  sb_puts(sb, "          float m = -0x1.fffffep+127f, v;\n");
+  if (in) {
+    for (long long b = 0; b < kw; b++)
+      sb_printf(sb, "          v = sr[ow * %lld %c %lld];\n          m = v > m ? v : m;\n", sw,
+                b * dw - pl < 0 ? '-' : '+', llabs(b * dw - pl));
+  } else {
+    sb_printf(sb, "          for (int64_t b = 0; b < %lld; b++) {\n", kw);
+    sb_printf(sb, "            const int64_t iw = ow * %lld - %lld + b * %lld;\n", sw, pl, dw);
+    sb_printf(sb, "            if (iw >= 0 && iw < %lld) {\n", (long long)P->w);
+    sb_puts(sb, "              v = sr[iw];\n              m = v > m ? v : m;\n            }\n          }\n");
+  }
+  sb_puts(sb, "          q[ow] = m;\n        }\n");
 }
 
-/* A max pool of at most MAX_TAPS_UNROLLED taps, an output at a time, its
-** maximum in a register (vectors of outputs: the taps are loads at a
-** stride, the max one instruction): per output row, the input rows under
-** it (the rows inside the input; a row in the padding is no tap, as the
-** reference's lowest float would change nothing), then the outputs whose
-** every column tap is inside the input with every tap unrolled where all
-** KH rows are inside, and the others tap by tap with their bounds. Each
-** output takes its taps in the reference's order (row by row, then column
-** by column), `v > m ? v : m` from float's lowest value: the same bits
-** (a NaN is never taken; of equal values, +0 and -0, the first stays). */
-static void put_max_rows(StrBuf *sb, const Pool *P) {
-  long long kh = P->kh, kw = P->kw, sw = P->sw, pl = P->pl, dw = P->dw, ow = P->ow;
-  /* the outputs whose every column tap is inside */
-  int64_t lo = 0, hi = P->ow - 1;
+/* Whether put_max_vec2 serves version isa for the outputs [lo, hi]
+** (whole vectors from lo, the last one ending at hi): stride 2, no
+** dilation, AVX-512 or AVX2, every load inside the row. */
+static bool max_vec2(const Pool *P, int isa, int64_t lo, int64_t hi) {
+  int lanes, mr, nr;
+  gemm_isa_tile(isa, &lanes, &mr, &nr);
+  if (!lower_isa_target(isa) || P->sw != 2 || P->dw != 1 || hi + 1 - lo < lanes) return false;
+  int64_t first = 2 * lo + 2 * (-P->pl >> 1 /* floor */), last = 2 * (hi + 1 - lanes) + 2 * ((P->kw - 1 - P->pl) >> 1);
+  return first >= 0 && last + 2 * lanes - 1 < P->w;
+}
+
+/* The outputs [lo, hi] of a row by explicit vectors at stride 2 (lanes
+** outputs from the 2 * lanes floats at t = sr + 2 * ow + e: tap b reads the
+** even floats of its base e = b - pl rounded down to even where b - pl is
+** even, the odd ones where it is odd): each pair of loads split by phase
+** in one shuffle (AVX-512: vpermt2ps; AVX2: vshufps, whose pairs of outputs
+** 0 1 4 5 2 3 6 7 one vpermpd puts back in order after the maxima), where
+** gcc's strided loads took two permutes and a blend per tap. */
+static void put_max_vec2(StrBuf *sb, const Pool *P, int isa, int64_t lo, int64_t hi) {
+  int lanes, mr, nr;
+  gemm_isa_tile(isa, &lanes, &mr, &nr);
+  bool z = lanes == 16;
+  const char *V = z ? "__m512" : "__m256", *pre = z ? "_mm512" : "_mm256";
+  int64_t n = hi + 1 - lo, whole = n / lanes * lanes;
+  int64_t e0 = -P->pl >> 1, e1 = (P->kw - 1 - P->pl) >> 1; /* the bases, halved */
+  for (int phase = 0; z && phase < 2; phase++) { /* the index vectors of the phases that taps read */
+    bool used = false;
+    for (int64_t b = 0; b < P->kw; b++) used |= ((b - P->pl) & 1) == phase;
+    if (!used) continue;
+    sb_printf(sb, "        const __m512i %s = _mm512_setr_epi32(", phase ? "io" : "ie");
+    for (int k = 0; k < 16; k++) sb_printf(sb, "%s%d", k ? ", " : "", 2 * k + phase);
+    sb_puts(sb, ");\n");
+  }
+  for (int part = 0; part < 2; part++) {
+    if (part == 0) sb_printf(sb, "        for (int64_t ow = %lld; ow < %lld; ow += %d) {\n", (long long)lo,
+                             (long long)(lo + whole), lanes);
+    else if (whole < n) sb_printf(sb, "        {\n          const int64_t ow = %lld;\n", (long long)(hi + 1 - lanes));
+    else break;
+    sb_puts(sb, "          const float *t = sr + 2 * ow;\n");
+    sb_printf(sb, "          %s m = %s_set1_ps(-0x1.fffffep+127f);\n", V, pre);
+    for (int64_t e = e0; e <= e1; e++)
+      sb_printf(sb, "          const %s a%lld = %s_loadu_ps(t %c %lld), b%lld = %s_loadu_ps(t %c %lld);\n", V,
+                (long long)(e - e0), pre, e < 0 ? '-' : '+', llabs(2 * e), (long long)(e - e0), pre,
+                2 * e + lanes < 0 ? '-' : '+', llabs(2 * e + lanes));
+    for (int64_t b = 0; b < P->kw; b++) {
+      int64_t c = b - P->pl, e = c >> 1, k = e - e0;
+      bool odd = (c & 1) != 0;
+      if (z) sb_printf(sb, "          m = _mm512_max_ps(_mm512_permutex2var_ps(a%lld, %s, b%lld), m);\n", (long long)k,
+                       odd ? "io" : "ie", (long long)k);
+      else sb_printf(sb, "          m = _mm256_max_ps(_mm256_shuffle_ps(a%lld, b%lld, %s), m);\n", (long long)k,
+                     (long long)k, odd ? "0xdd" : "0x88");
+    }
+    if (!z) sb_puts(sb, "          m = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(m), 0xd8));\n");
+    sb_printf(sb, "          %s_storeu_ps(q + ow, m);\n        }\n", pre);
+  }
+}
+
+/* A separable max pool: per plane, each input row under a window once
+** into a ring of SPAN rows of its column taps' maxima, then each output
+** row the maximum of its rows in the ring (contiguous loads). The outputs
+** whose column taps are all inside take them unrolled, in loops of a whole
+** number of vectors of version isa (the last vector's outputs computed
+** again rather than a scalar remainder); at stride 2 the shuffles of
+** put_max_vec2. ResNet's 3x3 stride-2 pool at 112x112 (64 planes), alone
+** on one core of Zen 3: 299 -> 97 us; with gcc's strided loads in place of
+** the shuffles the separable form gained nothing (8 planes in L2: 33 us
+** either way, 12 with the shuffles).
+**
+** The bits are the reference's: its `v > m ? v : m` over the taps in
+** row-major order from float's lowest value keeps the first tap equal to
+** the maximum (of +0 and -0, the first; a NaN never). A row's maximum is
+** its first such tap, and the rows' maximum the first row's whose maximum
+** is the window's, so the window's first in row-major order too (columns
+** first would keep the first in column-major order). A row's
+** maximum is never a NaN nor below the lowest float, so the rows' maximum
+** starts from the first row. Rows in the padding are no taps; an output
+** row with none is the lowest float. */
+static void put_max_sep(StrBuf *sb, const Pool *P, int isa) {
+  long long kh = P->kh, ow = P->ow, span = (kh - 1) * P->dh + 1;
+  int64_t lo = 0, hi = P->ow - 1; /* the outputs whose every column tap is inside */
   for (int64_t b = 0; b < P->kw; b++) {
     int64_t l, h;
     tap_outputs(P, b, &l, &h);
     if (l > lo) lo = l;
     if (h < hi) hi = h;
   }
+  int lanes, mr, nr;
+  gemm_isa_tile(isa, &lanes, &mr, &nr);
+  sb_puts(sb, "  for (int64_t p = p0; p < p1; p++) {\n");
+  sb_printf(sb, "    const float *restrict s = x + p * %lld;\n", (long long)(P->h * P->w));
   sb_printf(sb, "    float *restrict d = o + p * %lld;\n", (long long)(P->oh * P->ow));
+  sb_printf(sb, "    float ring[%lld][%lld];\n    int64_t next = 0;\n", span, ow);
   sb_printf(sb, "    for (int64_t oh = 0; oh < %lld; oh++) {\n", (long long)P->oh);
   sb_printf(sb, "      float *restrict dr = d + oh * %lld;\n", ow);
-  sb_printf(sb, "      const float *r[%lld];\n      int na = 0;\n", kh);
-  sb_printf(sb, "      for (int64_t a = 0; a < %lld; a++) {\n", kh);
-  sb_printf(sb, "        const int64_t ih = oh * %lld - %lld + a * %lld;\n", (long long)P->sh, (long long)P->pt,
-            (long long)P->dh);
-  sb_printf(sb, "        if (ih >= 0 && ih < %lld) r[na++] = s + ih * %lld;\n      }\n", (long long)P->h,
-            (long long)P->w);
-  /* the outputs with a column tap outside (lo > hi: all of them) */
+  sb_printf(sb, "      const int64_t h0 = oh * %lld - %lld;\n", (long long)P->sh, (long long)P->pt);
+  sb_printf(sb, "      int64_t ih = h0 > next ? h0 : next, end = h0 + %lld;\n", span - 1);
+  sb_printf(sb, "      if (ih < 0) ih = 0;\n      if (end > %lld) end = %lld;\n", (long long)P->h - 1,
+            (long long)P->h - 1);
+  sb_puts(sb, "      for (; ih <= end; ih++) {\n");
+  sb_printf(sb, "        const float *restrict sr = s + ih * %lld;\n", (long long)P->w);
+  sb_printf(sb, "        float *restrict q = ring[ih %% %lld];\n", span);
   if (lo > hi) {
-    put_max_edge(sb, P, 0, P->ow);
-    sb_puts(sb, "    }\n  }\n");
-    return;
+    put_max_hloop(sb, P, 0, P->ow, false);
+  } else {
+    put_max_hloop(sb, P, 0, lo, false);
+    int64_t n = hi + 1 - lo, whole = n / lanes * lanes;
+    if (max_vec2(P, isa, lo, hi)) {
+      put_max_vec2(sb, P, isa, lo, hi);
+    } else if (whole == 0 || whole == n) {
+      put_max_hloop(sb, P, lo, hi + 1, true);
+    } else {
+      put_max_hloop(sb, P, lo, lo + whole, true);
+      put_max_hloop(sb, P, hi + 1 - lanes, hi + 1, true);
+    }
+    put_max_hloop(sb, P, hi + 1, P->ow, false);
   }
-  put_max_edge(sb, P, 0, lo);
-  put_max_edge(sb, P, hi + 1, P->ow);
-  /* the others: every row inside, every tap unrolled; else row by row */
-  sb_printf(sb, "      if (na == %lld) {\n", kh);
-  for (long long a = 0; a < kh; a++) sb_printf(sb, "        const float *restrict r%lld = r[%lld];\n", a, a);
-  sb_printf(sb, "        for (int64_t ow = %lld; ow <= %lld; ow++) {\n", (long long)lo, (long long)hi);
-  sb_puts(sb, "          float m = -0x1.fffffep+127f, v;\n");
+  sb_puts(sb, "      }\n      if (end + 1 > next) next = end + 1;\n");
+  /* the output row: every row inside, unrolled; else the rows inside */
+  sb_printf(sb, "      if (h0 >= 0 && h0 + %lld < %lld) {\n", span - 1, (long long)P->h);
   for (long long a = 0; a < kh; a++)
-    for (long long b = 0; b < kw; b++)
-      sb_printf(sb, "          v = r%lld[ow * %lld %c %lld];\n          m = v > m ? v : m;\n", a, sw,
-                b * dw - pl < 0 ? '-' : '+', llabs(b * dw - pl));
+    sb_printf(sb, "        const float *restrict q%lld = ring[(h0 + %lld) %% %lld];\n", a, a * P->dh, span);
+  sb_printf(sb, "        for (int64_t ow = 0; ow < %lld; ow++) {\n          float m = q0[ow];\n", ow);
+  for (long long a = 1; a < kh; a++) sb_printf(sb, "          m = q%lld[ow] > m ? q%lld[ow] : m;\n", a, a);
   sb_puts(sb, "          dr[ow] = m;\n        }\n      } else {\n");
-  sb_printf(sb, "        for (int64_t ow = %lld; ow <= %lld; ow++) {\n", (long long)lo, (long long)hi);
-  sb_puts(sb, "          float m = -0x1.fffffep+127f, v;\n");
-  sb_puts(sb, "          for (int i = 0; i < na; i++) {\n");
-  for (long long b = 0; b < kw; b++)
-    sb_printf(sb, "            v = r[i][ow * %lld %c %lld];\n            m = v > m ? v : m;\n", sw,
-              b * dw - pl < 0 ? '-' : '+', llabs(b * dw - pl));
-  sb_puts(sb, "          }\n          dr[ow] = m;\n        }\n      }\n");
-  sb_puts(sb, "    }\n  }\n");
+  sb_printf(sb, "        const float *q[%lld];\n        int na = 0;\n", kh);
+  sb_printf(sb, "        for (int64_t a = 0; a < %lld; a++) {\n", kh);
+  sb_printf(sb, "          const int64_t r = h0 + a * %lld;\n", (long long)P->dh);
+  sb_printf(sb, "          if (r >= 0 && r < %lld) q[na++] = ring[r %% %lld];\n        }\n", (long long)P->h, span);
+  sb_printf(sb, "        for (int64_t ow = 0; ow < %lld; ow++) {\n", ow);
+  sb_puts(sb, "          float m = na ? q[0][ow] : -0x1.fffffep+127f;\n");
+  sb_puts(sb, "          for (int i = 1; i < na; i++) m = q[i][ow] > m ? q[i][ow] : m;\n");
+  sb_puts(sb, "          dr[ow] = m;\n        }\n      }\n    }\n  }\n");
 }
 
 /* The loop over the planes p0 <= p < p1 (x, o in scope). */
-static void put_planes(StrBuf *sb, const Pool *P) {
+static void put_planes(StrBuf *sb, const Pool *P, int isa) {
   long long hw = P->h * P->w;
   if (P->global) {
     /* GLOBAL_GROUP planes at a time, each plane's sum (or maximum) in its
@@ -317,12 +403,13 @@ static void put_planes(StrBuf *sb, const Pool *P) {
     }
     return;
   }
-  sb_puts(sb, "  for (int64_t p = p0; p < p1; p++) {\n");
-  sb_printf(sb, "    const float *restrict s = x + p * %lld;\n", hw);
-  if (P->is_max && P->kh * P->kw <= MAX_TAPS_UNROLLED) {
-    put_max_rows(sb, P);
+  if (P->is_max && P->kh <= MAX_UNROLLED && P->kw <= MAX_UNROLLED &&
+      ((P->kh - 1) * P->dh + 1) * P->ow <= MAX_RING) {
+    put_max_sep(sb, P, isa);
     return;
   }
+  sb_puts(sb, "  for (int64_t p = p0; p < p1; p++) {\n");
+  sb_printf(sb, "    const float *restrict s = x + p * %lld;\n", hw);
   /* Per output row: the row (a max: d itself; an average: acc in double)
   ** gathers each tap in turn over the outputs whose tap is inside the
   ** input, so each output sees its taps in the reference's order. */

@@ -1,26 +1,41 @@
 #!/usr/bin/env python3
 """Writes tests/run/pool_max.*: float32 nn.max_pool2d calls through every
-path of lower/pool.c's max pool (put_max_rows: the outputs whose column
-taps are all inside, every tap unrolled where all rows are inside, row by
-row where some are in the padding, and the edge outputs tap by tap; more
-than 25 taps: the tap-by-tap loop), with the expected results computed
-here with NumPy (each output the maximum of its taps inside the input):
+path of lower/pool.c's max pool, with the expected results computed here
+by the reference's rule (each output `v > m ? v : m` over its taps inside
+the input in row-major order, from float's lowest value), compared bit for
+bit (npycmp --bits). The separable pool (put_max_sep: a ring of rows of
+column maxima; the outputs whose column taps are all inside in whole
+vectors, the last one overlapping; at stride 2 with AVX2 or AVX-512
+explicit even/odd shuffles, put_max_vec2, where its loads stay inside the
+row), and the tap-by-tap loop past its limits:
 
 - 3x3 stride 2 padding 1 on 15x17 (odd sizes: an edge at both ends);
 - 2x3, dilation (2, 1), strides (1, 2), asymmetric padding (2, 1, 0, 3)
   on 9x10 (rows in the padding at the top, columns at the right);
-- 5x5 stride 1 padding 2 on 6x6 (25 taps, the most unrolled);
-- 7x7 stride 3 padding 3 on 12x12 (49 taps: the tap-by-tap loop);
+- 5x5 stride 1 padding 2 on 6x6;
+- 7x7 stride 3 padding 3 on 12x12;
 - 3x3 padding 1 on 2x2 (every output has a tap outside);
 - 3x3 stride 2 with ceil_mode on 8x8 (the last windows past the input);
-- 3x3 stride 2 padding 1 on 56x56, 4 channels (ResNet's shape);
+- 3x3 stride 2 padding 1 on 56x56, 4 channels (ResNet's shape: shuffles,
+  the last vector overlapping);
+- 2x2 stride 2 on 20x40 (VGG's: shuffles, no padding);
+- 3x3 stride 2 with ceil_mode on 9x37 (the shuffles' last loads would
+  pass the row: gcc's loops);
+- 3x3 stride 2 padding 1 on 7x40 (19 outputs inside: one whole AVX-512
+  vector and an overlapping one);
+- 1x1 stride 2 on 10x40 (rows skipped between windows);
+- 4x4 stride 2 padding 1 on 6x50 (taps over three pairs of loads);
+- 3x3 stride 1 padding 1 on 4x3000 (a ring past 8192 floats: the
+  tap-by-tap loop) and 17x1 on 20x3 (a window past 16 rows: the same);
+- 3x3 stride 2 padding 1 on 9x40 of -1, -0, +0 and NaN (the first of
+  equal maxima kept, a NaN never: the reference's bits);
 - nn.global_max_pool2d and nn.global_avg_pool2d on 2x11 planes of 7x7 and
   9 planes of 5x3 (put_planes: 8 planes at a time, then one at a time).
 
     /usr/bin/python3 tests/tools/make_pool.py [RUN_DIR]   (default: tests/run)
 
-Values are distinct multiples of 1/64, so every engine's maximum is one
-exact value.
+Values are distinct multiples of 1/64 (but in the case of signed zeros),
+so every engine's maximum is one exact value.
 """
 
 import math
@@ -35,6 +50,12 @@ RNG = np.random.RandomState(5)
 def vals(shape):
     n = int(np.prod(shape))
     return (RNG.permutation(n).reshape(shape) / 64.0 - n / 128.0).astype(np.float32)
+
+
+def signed(shape):
+    """-1, -0, +0 and NaN (a maximum of 0 whose first tap is -0 or +0)."""
+    pick = np.array([-1.0, -0.0, 0.0, np.nan], dtype=np.float32)
+    return pick[RNG.randint(0, 4, size=shape)]
 
 
 def max_pool(x, k, s, d, pad, ceil_mode=False):
@@ -56,7 +77,9 @@ def max_pool(x, k, s, d, pad, ceil_mode=False):
                 for b in range(k[1]):
                     iw = j * s[1] - pad[1] + b * d[1]
                     if 0 <= iw < w:
-                        out[:, :, i, j] = np.maximum(out[:, :, i, j], x[:, :, ih, iw])
+                        v, m = x[:, :, ih, iw], out[:, :, i, j]
+                        with np.errstate(invalid="ignore"):
+                            out[:, :, i, j] = np.where(v > m, v, m)
     return out
 
 
@@ -70,11 +93,19 @@ def main():
         ((1, 3, 2, 2), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), False),
         ((1, 2, 8, 8), (3, 3), (2, 2), (1, 1), (0, 0, 0, 0), True),
         ((1, 4, 56, 56), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), False),
+        ((1, 2, 20, 40), (2, 2), (2, 2), (1, 1), (0, 0, 0, 0), False),
+        ((1, 2, 9, 37), (3, 3), (2, 2), (1, 1), (0, 0, 0, 0), True),
+        ((1, 3, 7, 40), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), False),
+        ((1, 2, 10, 40), (1, 1), (2, 2), (1, 1), (0, 0, 0, 0), False),
+        ((1, 1, 6, 50), (4, 4), (2, 2), (1, 1), (1, 1, 1, 1), False),
+        ((1, 1, 4, 3000), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), False),
+        ((1, 2, 20, 3), (17, 1), (1, 1), (1, 1), (8, 0, 8, 0), False),
+        ((1, 3, 9, 40), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), False, "signed"),
     ]
     params, lines, outs, names = [], [], [], []
     exp = []
-    for i, (shape, k, s, d, pad, ceil_mode) in enumerate(cases):
-        x = vals(shape)
+    for i, (shape, k, s, d, pad, ceil_mode, *kind) in enumerate(cases):
+        x = signed(shape) if kind else vals(shape)
         name = "x%d" % i
         names.append((name, x))
         params.append("%%%s: Tensor[(%s), float32]" % (name, ", ".join(str(v) for v in shape)))
@@ -103,7 +134,7 @@ def main():
                 exp.append(m.astype(np.float32))
     with open(os.path.join(run, "pool_max.relay"), "w") as f:
         f.write("// pool_max: float32 nn.max_pool2d through every path of lower/pool.c's max pool (strides,\n"
-                "// dilation, asymmetric padding, ceil_mode, 25 and 49 taps, windows with taps outside), and\n"
+                "// dilation, asymmetric padding, ceil_mode, windows with taps outside, signed zeros and NaN), and\n"
                 "// the global max and average pools over more than 8 planes.\n"
                 "// Generated by tests/tools/make_pool.py, which computes the expected results with NumPy.\n")
         f.write('#[version = "0.0.5"]\ndef @main(%s) {\n%s  (%s)\n}\n' % (", ".join(params), "".join(lines),
@@ -113,7 +144,7 @@ def main():
     for i, e in enumerate(exp):
         np.save(os.path.join(d, "%d.npy" % i), e)
     with open(os.path.join(run, "pool_max.tol"), "w") as f:
-        f.write("--rtol 0 --atol 0\n")
+        f.write("--bits\n")
     with open(os.path.join(run, "pool_max.args"), "w") as f:
         f.write(" ".join("--input %s=tests/run/data/pool_%s.npy" % (n, n) for n, _ in names) + "\n")
     for n, x in names:

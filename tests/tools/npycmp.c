@@ -1,7 +1,8 @@
 /* npycmp.c: compares two .npy files (or two directories of them, file by
-** file) within a tolerance: npycmp [--rtol R] [--atol A] GOT WANT
+** file) within a tolerance: npycmp [--rtol R] [--atol A] [--bits] GOT WANT
 ** Integers and bools must be equal; floats |got - want| <= atol + rtol*|want|
-** (NaN equals NaN). Exit status 0 when equal, 1 otherwise (with the first
+** (NaN equals NaN), or with --bits the same bits (-0 is not +0; any NaN
+** equals any NaN). Exit status 0 when equal, 1 otherwise (with the first
 ** difference printed). */
 #include <dirent.h>
 #include <math.h>
@@ -13,6 +14,13 @@
 #include "relayc/runtime.h"
 
 static double rel_tol = 1e-5, abs_tol = 1e-6;
+static bool bits;
+
+static bool same_float(double x, double y) {
+  if (isnan(x) || isnan(y)) return isnan(x) && isnan(y);
+  if (bits) return x == y && signbit(x) == signbit(y);
+  return x == y || fabs(x - y) <= abs_tol + rel_tol * fabs(y);
+}
 
 static int compare_files(const char *got_path, const char *want_path) {
   rlyrt_tensor *got = NULL, *want = NULL;
@@ -36,7 +44,7 @@ static int compare_files(const char *got_path, const char *want_path) {
     for (int64_t i = 0; i < n && !rc; i++) {
       if (is_float) {
         double x = rlyrt_get_f64(got, i), y = rlyrt_get_f64(want, i);
-        if (!((isnan(x) && isnan(y)) || x == y || fabs(x - y) <= abs_tol + rel_tol * fabs(y))) {
+        if (!same_float(x, y)) {
           fprintf(stderr, "npycmp: %s: element %lld is %.9g, expected %.9g\n", got_path, (long long)i, x, y);
           rc = 1;
         }
@@ -54,12 +62,14 @@ static int compare_files(const char *got_path, const char *want_path) {
 
 int main(int argc, char **argv) {
   int i = 1;
-  for (; i + 1 < argc && argv[i][0] == '-' && argv[i][1] == '-'; i += 2) {
-    if (strcmp(argv[i], "--rtol") == 0) rel_tol = strtod(argv[i + 1], NULL);
-    else if (strcmp(argv[i], "--atol") == 0) abs_tol = strtod(argv[i + 1], NULL);
+  for (; i + 1 < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
+    if (strcmp(argv[i], "--bits") == 0) bits = true;
+    else if (strcmp(argv[i], "--rtol") == 0) rel_tol = strtod(argv[++i], NULL);
+    else if (strcmp(argv[i], "--atol") == 0) abs_tol = strtod(argv[++i], NULL);
+    else break;
   }
   if (argc - i != 2) {
-    fprintf(stderr, "usage: npycmp [--rtol R] [--atol A] GOT WANT\n");
+    fprintf(stderr, "usage: npycmp [--rtol R] [--atol A] [--bits] GOT WANT\n");
     return 2;
   }
   struct stat st;
