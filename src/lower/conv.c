@@ -380,10 +380,12 @@ static void put_plane_copy(StrBuf *sb, const Conv *C, int ind, const char *dst, 
   char row[64]; /* the padded row of input row ih in dst */
   if (base) snprintf(row, sizeof row, "(ih + %lld - %s)", (long long)C->pt, base);
   else snprintf(row, sizeof row, "(ih + %lld)", (long long)C->pt);
+  /* at stride 2, input column x + 2i: padded column x + 2i + PL, phase PL %
+  ** 2, index x / 2 + i + PL / 2 (de, from the row's start); x + 2i + 1
+  ** likewise (dd) */
+  long long pl = C->pl, ph = C->ph, de = (pl % 2) * ph + pl / 2, dd = ((pl + 1) % 2) * ph + (pl + 1) / 2;
   if (w == 16 && C->sw == 2) {
-    long long W = C->w, pl = C->pl, ph = C->ph;
-    /* input column x + 2i: padded column x + 2i + PL, phase PL % 2, index x / 2 + i + PL / 2; x + 2i + 1 likewise */
-    long long de = (pl % 2) * ph + pl / 2, dd = ((pl + 1) % 2) * ph + (pl + 1) / 2;
+    long long W = C->w;
     sb_printf(sb, "%*sconst __m512i ie = _mm512_setr_epi32(", ind, "");
     for (int l = 0; l < 16; l++) sb_printf(sb, "%s%d", l ? ", " : "", 2 * l);
     sb_printf(sb, ");\n%*sconst __m512i io = _mm512_setr_epi32(", ind, "");
@@ -422,8 +424,7 @@ static void put_plane_copy(StrBuf *sb, const Conv *C, int ind, const char *dst, 
     ** (28, 14) ran twice as long so, with the end masked too
     ** (vmaskmovps), or one at a time: the loops below, which gcc
     ** vectorizes, do better there. */
-    long long W = C->w, pl = C->pl, ph = C->ph, x1 = W / 16 * 16;
-    long long de = (pl % 2) * ph + pl / 2, dd = ((pl + 1) % 2) * ph + (pl + 1) / 2;
+    long long W = C->w, x1 = W / 16 * 16;
     sb_printf(sb, "%*sfor (int64_t ih = %s; ih < %s; ih++) {\n", ind, "", ih0, ih1);
     sb_printf(sb, "%*s  const float *restrict r = %s + ih * %lld;\n", ind, "", src, W);
     sb_printf(sb, "%*s  float *restrict d = %s + %s * %lld;\n", ind, "", dst, row, (long long)C->rl);
