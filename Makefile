@@ -16,7 +16,9 @@ all: build
 deps:
 	@sh scripts/deps.sh
 
-$(BUILD)/Makefile: CMakeLists.txt
+# The configure step needs the packages deps installs: under make -j the
+# two prerequisites of build would otherwise run at the same time.
+$(BUILD)/Makefile: CMakeLists.txt | deps
 	cmake -S . -B $(BUILD) $(CMAKE_ARGS)
 
 build: deps $(BUILD)/Makefile
