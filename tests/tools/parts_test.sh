@@ -11,6 +11,8 @@
 #     RLY_PART_BYTES=1 in three (more parts than CPUs: a queue); all give
 #     the same bits, with and without --profile (the records in part 0);
 #     without RELAYC_JOBS, a file this small compiles whole;
+#   - more parts than CPUs come in whole rounds: bodies that need 3 parts
+#     of RLY_PART_BYTES make 4 on 2 CPUs, 3 on 3 CPUs;
 #   - an object (.o) built in parts is one relocatable object: the bodies
 #     of the other part are defined in it, none is left undefined; a static
 #     library (.a) built in parts archives both parts (tests/tools/api_test.sh
@@ -78,6 +80,29 @@ done
 
 env -u RELAYC_JOBS "$relayc" build "$tmp/twice.relay" -v -o "$tmp/small.so" >"$tmp/log" 2>&1 || { failed "build small.so"; cat "$tmp/log"; }
 ! grep -q -- '-DRC_PART=' "$tmp/log" || failed "a small file compiled in parts"
+
+# four bodies, parts of a third of their bytes: 3 parts, rounded up to
+# whole rounds of the CPUs
+cat >"$tmp/four.relay" <<'EOF'
+#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 32, 14, 14), float32], %w: Tensor[(64, 32, 3, 3), float32], %v: Tensor[(16, 32, 1, 1), float32]) {
+  %0 = nn.conv2d(%x, %w, padding=[1, 1], channels=64, kernel_size=[3, 3]);
+  %1 = nn.conv2d(%x, %v, channels=16, kernel_size=[1, 1]);
+  (%0, %1, nn.max_pool2d(%x, pool_size=[2, 2], strides=[2, 2]), nn.avg_pool2d(%x, pool_size=[2, 2], strides=[2, 2]))
+}
+EOF
+"$relayc" build "$tmp/four.relay" -o "$tmp/four.c" >"$tmp/log" 2>&1 || { failed "build four.c"; cat "$tmp/log"; }
+fb=$(sed -n 's|^/\* relayc-parts: 4, \([0-9]*\) bytes \*/$|\1|p' "$tmp/four.c")
+if [ -z "$fb" ]; then
+  failed "four.c, second line: $(sed -n 2p "$tmp/four.c")"
+else
+  for jp in 2:4 3:3; do
+    RELAYC_JOBS=${jp%:*} RLY_PART_BYTES=$(((fb + 2) / 3)) "$relayc" build "$tmp/four.relay" -v -o "$tmp/four.so" \
+      >"$tmp/log" 2>&1 || { failed "build four.so"; cat "$tmp/log"; }
+    [ "$(grep -c -- "-DRC_PARTS=${jp#*:} " "$tmp/log")" = "${jp#*:}" ] ||
+      failed "four bodies on ${jp%:*} CPUs: not ${jp#*:} parts: $(grep -o -- '-DRC_PARTS=[0-9]*' "$tmp/log" | head -1)"
+  done
+fi
 
 RELAYC_JOBS=2 "$relayc" build "$tmp/twice.relay" -o "$tmp/twice.o" >"$tmp/log" 2>&1 || { failed "build .o"; cat "$tmp/log"; }
 nm "$tmp/twice.o" >"$tmp/nm" 2>&1 || failed "nm twice.o"
