@@ -1056,6 +1056,62 @@ static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
 ** the filter, packed at build time in PB-wide panels or here per block of
 ** MCP filters. In the micro-kernel's names, rows (mc, ir, MR) are pixels
 ** and columns (nc, jr, NR) filters. */
+/* The transpose's statements at indentation ind: tr_s, tr_d and tr_ds in scope.
+** With te, each vector of W pixels of filter j goes through the epilogue
+** in registers before its store (row: the C row of filter 0 of the block,
+** col: the block's first pixel). */
+static void put_transpose_body(StrBuf *sb, int i, int ind, int w, int nr, const TileEpi *te, const char *row,
+                               const char *col) {
+  const char *v = w == 16 ? "__m512" : "__m256", *pre = w == 16 ? "_mm512" : "_mm256";
+  for (int r = 0; r < w; r++) sb_printf(sb, "%*sconst %s tr_r%d = %s_loadu_ps(tr_s + %d);\n", ind, "", v, r, pre, r * nr);
+  /* t: pairs of rows interleaved; u[4g + j]: rows 4g..4g+3 of column 4k + j in lane k */
+  for (int r = 0; r < w; r += 2) {
+    sb_printf(sb, "%*sconst %s tr_t%d = %s_unpacklo_ps(tr_r%d, tr_r%d);\n", ind, "", v, r, pre, r, r + 1);
+    sb_printf(sb, "%*sconst %s tr_t%d = %s_unpackhi_ps(tr_r%d, tr_r%d);\n", ind, "", v, r + 1, pre, r, r + 1);
+  }
+  for (int g = 0; g < w; g += 4) {
+    sb_printf(sb, "%*sconst %s tr_u%d = %s_shuffle_ps(tr_t%d, tr_t%d, 0x44);\n", ind, "", v, g, pre, g, g + 2);
+    sb_printf(sb, "%*sconst %s tr_u%d = %s_shuffle_ps(tr_t%d, tr_t%d, 0xEE);\n", ind, "", v, g + 1, pre, g, g + 2);
+    sb_printf(sb, "%*sconst %s tr_u%d = %s_shuffle_ps(tr_t%d, tr_t%d, 0x44);\n", ind, "", v, g + 2, pre, g + 1, g + 3);
+    sb_printf(sb, "%*sconst %s tr_u%d = %s_shuffle_ps(tr_t%d, tr_t%d, 0xEE);\n", ind, "", v, g + 3, pre, g + 1, g + 3);
+  }
+  if (te) gemm_put_epi_bounds(sb, te->ew, ind);
+  /* filter f's vector: expression e, stored at d + f * ds */
+#define PUT_ROW(f, ...)                                                                          \
+  do {                                                                                           \
+    sb_printf(sb, "%*s{\n%*s  %s tr_o = ", ind, "", ind, "", v);                                    \
+    sb_printf(sb, __VA_ARGS__);                                                                  \
+    sb_puts(sb, ";\n");                                                                          \
+    if (te) {                                                                                    \
+      char rw[96];                                                                               \
+      snprintf(rw, sizeof rw, "%s + %d", row, (f));                                          \
+      gemm_put_epi_vec(sb, i, te, ind + 2, "tr_o", rw, col, NULL);                                  \
+    }                                                                                            \
+    sb_printf(sb, "%*s  %s_storeu_ps(tr_d + %d * tr_ds, tr_o);\n%*s}\n", ind, "", pre, (f), ind, "");     \
+  } while (0)
+  if (w == 8) { /* column j from u[j] (rows 0-3) and u[4 + j] (rows 4-7): lane 0, then lane 1 */
+    for (int j = 0; j < 4; j++) {
+      PUT_ROW(j, "_mm256_permute2f128_ps(tr_u%d, tr_u%d, 0x20)", j, 4 + j);
+      PUT_ROW(4 + j, "_mm256_permute2f128_ps(tr_u%d, tr_u%d, 0x31)", j, 4 + j);
+    }
+  } else { /* a, b: lanes (0, 2) and (1, 3) of u[j], u[4 + j]; c, e: of u[8 + j], u[12 + j] */
+    for (int j = 0; j < 4; j++) {
+      sb_printf(sb, "%*s{\n%*s  const __m512 tr_a = _mm512_shuffle_f32x4(tr_u%d, tr_u%d, 0x88), tr_b = _mm512_shuffle_f32x4(tr_u%d, tr_u%d, 0xDD);\n",
+                ind, "", ind, "", j, 4 + j, j, 4 + j);
+      sb_printf(sb, "%*s  const __m512 tr_c = _mm512_shuffle_f32x4(tr_u%d, tr_u%d, 0x88), tr_e = _mm512_shuffle_f32x4(tr_u%d, tr_u%d, 0xDD);\n",
+                ind, "", 8 + j, 12 + j, 8 + j, 12 + j);
+      ind += 2;
+      PUT_ROW(j, "_mm512_shuffle_f32x4(tr_a, tr_c, 0x88)");
+      PUT_ROW(4 + j, "_mm512_shuffle_f32x4(tr_b, tr_e, 0x88)");
+      PUT_ROW(8 + j, "_mm512_shuffle_f32x4(tr_a, tr_c, 0xDD)");
+      PUT_ROW(12 + j, "_mm512_shuffle_f32x4(tr_b, tr_e, 0xDD)");
+      ind -= 2;
+      sb_printf(sb, "%*s}\n", ind, "");
+    }
+  }
+#undef PUT_ROW
+}
+
 /* NAME_tr_SUF(s, d, ds): a W x W block of the scratch ct0 (W pixels, rows
 ** NR floats apart, by W filters) into C transposed, d[f * ds + p] =
 ** s[p * NR + f], in registers (AVX-512 and AVX2; the portable version
@@ -1065,39 +1121,10 @@ static void put_gemm(StrBuf *sb, int i, const char *name, const Conv *C) {
 ** scalar copy it replaces took a tenth of MobileNetV2's 160 -> 960 1x1s at
 ** 7x7 (K = 160: a copy per 10 FMAs of 16 lanes). */
 static void put_transpose_fn(StrBuf *sb, int i, const char *name, int w, int nr) {
-  const char *v = w == 16 ? "__m512" : "__m256", *pre = w == 16 ? "_mm512" : "_mm256";
   lower_put_isa_attrs(sb, i);
-  sb_printf(sb, "static inline void %s_tr_%s(const float *restrict s, float *restrict d, int64_t ds) {\n", name,
+  sb_printf(sb, "static inline void %s_tr_%s(const float *restrict tr_s, float *restrict tr_d, int64_t tr_ds) {\n", name,
             lower_isa_suffix(i));
-  for (int r = 0; r < w; r++) sb_printf(sb, "  const %s r%d = %s_loadu_ps(s + %d);\n", v, r, pre, r * nr);
-  /* t: pairs of rows interleaved; u[4g + j]: rows 4g..4g+3 of column 4k + j in lane k */
-  for (int r = 0; r < w; r += 2) {
-    sb_printf(sb, "  const %s t%d = %s_unpacklo_ps(r%d, r%d);\n", v, r, pre, r, r + 1);
-    sb_printf(sb, "  const %s t%d = %s_unpackhi_ps(r%d, r%d);\n", v, r + 1, pre, r, r + 1);
-  }
-  for (int g = 0; g < w; g += 4) {
-    sb_printf(sb, "  const %s u%d = %s_shuffle_ps(t%d, t%d, 0x44);\n", v, g, pre, g, g + 2);
-    sb_printf(sb, "  const %s u%d = %s_shuffle_ps(t%d, t%d, 0xEE);\n", v, g + 1, pre, g, g + 2);
-    sb_printf(sb, "  const %s u%d = %s_shuffle_ps(t%d, t%d, 0x44);\n", v, g + 2, pre, g + 1, g + 3);
-    sb_printf(sb, "  const %s u%d = %s_shuffle_ps(t%d, t%d, 0xEE);\n", v, g + 3, pre, g + 1, g + 3);
-  }
-  if (w == 8) { /* column j from u[j] (rows 0-3) and u[4 + j] (rows 4-7): lane 0, then lane 1 */
-    for (int j = 0; j < 4; j++) {
-      sb_printf(sb, "  _mm256_storeu_ps(d + %d * ds, _mm256_permute2f128_ps(u%d, u%d, 0x20));\n", j, j, 4 + j);
-      sb_printf(sb, "  _mm256_storeu_ps(d + %d * ds, _mm256_permute2f128_ps(u%d, u%d, 0x31));\n", 4 + j, j, 4 + j);
-    }
-  } else { /* a, b: lanes (0, 2) and (1, 3) of u[j], u[4 + j]; c, e: of u[8 + j], u[12 + j] */
-    for (int j = 0; j < 4; j++) {
-      sb_printf(sb, "  {\n    const __m512 a = _mm512_shuffle_f32x4(u%d, u%d, 0x88), b = _mm512_shuffle_f32x4(u%d, u%d, 0xDD);\n",
-                j, 4 + j, j, 4 + j);
-      sb_printf(sb, "    const __m512 c = _mm512_shuffle_f32x4(u%d, u%d, 0x88), e = _mm512_shuffle_f32x4(u%d, u%d, 0xDD);\n",
-                8 + j, 12 + j, 8 + j, 12 + j);
-      sb_printf(sb, "    _mm512_storeu_ps(d + %d * ds, _mm512_shuffle_f32x4(a, c, 0x88));\n", j);
-      sb_printf(sb, "    _mm512_storeu_ps(d + %d * ds, _mm512_shuffle_f32x4(b, e, 0x88));\n", 4 + j);
-      sb_printf(sb, "    _mm512_storeu_ps(d + %d * ds, _mm512_shuffle_f32x4(a, c, 0xDD));\n", 8 + j);
-      sb_printf(sb, "    _mm512_storeu_ps(d + %d * ds, _mm512_shuffle_f32x4(b, e, 0xDD));\n  }\n", 12 + j);
-    }
-  }
+  put_transpose_body(sb, i, 2, w, nr, NULL, NULL, NULL);
   sb_puts(sb, "}\n");
 }
 
@@ -1121,7 +1148,12 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
   gemm_isa_tile(i, &w, &mr, &nr);
   long long m = C->m, k = C->k, np = C->np, hw = C->hp * C->rl;
   bool vec_tr = lower_isa_target(i) != NULL && (w == 8 || w == 16) && nr % w == 0;
-  if (vec_tr) put_transpose_fn(sb, i, name, w, nr);
+  /* The epilogue in registers on the whole blocks where it can be
+  ** (gemm_epi_vec_ok), before their stores: not a pass over C after them
+  ** (ResNet-50's 256 -> 1024 1x1s with the residual add at 14x14 read and
+  ** wrote their 800 KB once more that way: 1-4% of those kernels) */
+  bool epi_tr = vec_tr && C->epilogue && gemm_epi_vec_ok(i, &C->ew, C->l_sj);
+  if (vec_tr && !epi_tr) put_transpose_fn(sb, i, name, w, nr);
   bool lpack = w == 8 && rows_lpack(C);
   long long ctn = C->np < NCP ? (C->np + MRP - 1) / MRP * MRP : NCP; /* gemm_slot's */
   lower_put_isa_attrs(sb, i);
@@ -1251,16 +1283,35 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
   if (vec_tr) { /* whole W x W blocks in registers, the rest one at a time */
     sb_printf(sb, "                const int64_t pv = mc / %d * %d, fv = nf / %d * %d;\n", w, w, w, w);
     sb_printf(sb, "                for (int64_t p0 = 0; p0 < pv; p0 += %d)\n", w);
-    sb_printf(sb, "                  for (int64_t f0 = 0; f0 < fv; f0 += %d)\n", w);
-    sb_printf(sb, "                    %s_tr_%s(ct0 + (ic - i0 + jr) * %lld + p0 * NR + f0, c + (g * %lld + ic + jr + f0) * %lld + jc + p0, %lld);\n",
-              name, lower_isa_suffix(i), ctn, m, np, np);
+    sb_printf(sb, "                  for (int64_t f0 = 0; f0 < fv; f0 += %d)%s\n", w, epi_tr ? " {" : "");
+    if (epi_tr) {
+      sb_printf(sb, "                    const float *restrict tr_s = ct0 + (ic - i0 + jr) * %lld + p0 * NR + f0;\n", ctn);
+      sb_printf(sb, "                    float *restrict tr_d = c + (g * %lld + ic + jr + f0) * %lld + jc + p0;\n", m, np);
+      sb_printf(sb, "                    const int64_t tr_ds = %lld;\n", np);
+      char row[64];
+      snprintf(row, sizeof row, "g * %lld + ic + jr + f0", m);
+      TileEpi te = {&C->ew, C->l_sq, C->l_si, C->l_sj, row, "jc + p0", C->k};
+      put_transpose_body(sb, i, 20, w, nr, &te, row, "jc + p0");
+      sb_puts(sb, "                  }\n");
+    } else
+      sb_printf(sb, "                    %s_tr_%s(ct0 + (ic - i0 + jr) * %lld + p0 * NR + f0, c + (g * %lld + ic + jr + f0) * %lld + jc + p0, %lld);\n",
+                name, lower_isa_suffix(i), ctn, m, np, np);
   } else sb_puts(sb, "                const int64_t pv = 0, fv = 0;\n");
   sb_puts(sb, "                for (int64_t f = 0; f < nf; f++) {\n");
   sb_printf(sb, "                  float *restrict cr = c + (g * %lld + ic + jr + f) * %lld + jc;\n", m, np);
   sb_printf(sb, "                  const float *restrict tr = ct0 + (ic - i0 + jr) * %lld + f;\n", ctn);
   sb_puts(sb, "                  for (int64_t px = f < fv ? pv : 0; px < mc; px++) cr[px] = tr[px * NR];\n");
   sb_puts(sb, "                }\n");
-  if (C->epilogue) {
+  if (epi_tr) { /* the rest: filters [0, fv) past pixel pv, filters [fv, nf) */
+    char i0[48], i1[64], i2[64];
+    snprintf(i0, sizeof i0, "g * %lld + ic + jr", m);
+    snprintf(i1, sizeof i1, "g * %lld + ic + jr + fv", m);
+    snprintf(i2, sizeof i2, "g * %lld + ic + jr + nf", m);
+    sb_puts(sb, "                if (pv < mc && fv > 0)\n");
+    gemm_put_epilogue_call(sb, name, &C->ew, 18, i0, i1, "jc + pv", "jc + mc");
+    sb_puts(sb, "                if (fv < nf)\n");
+    gemm_put_epilogue_call(sb, name, &C->ew, 18, i1, i2, "jc", "jc + mc");
+  } else if (C->epilogue) {
     char i0[48], i1[64];
     snprintf(i0, sizeof i0, "g * %lld + ic + jr", m);
     snprintf(i1, sizeof i1, "g * %lld + ic + jr + nf", m);
