@@ -1282,19 +1282,19 @@ static void put_gemm_rows(StrBuf *sb, int i, const char *name, const Conv *C) {
   sb_puts(sb, "                const int64_t nf = nc - jr < NR ? nc - jr : NR;\n");
   if (vec_tr) { /* whole W x W blocks in registers, the rest one at a time */
     sb_printf(sb, "                const int64_t pv = mc / %d * %d, fv = nf / %d * %d;\n", w, w, w, w);
-    sb_printf(sb, "                for (int64_t p0 = 0; p0 < pv; p0 += %d)\n", w);
-    sb_printf(sb, "                  for (int64_t f0 = 0; f0 < fv; f0 += %d)%s\n", w, epi_tr ? " {" : "");
+    sb_printf(sb, "                for (int64_t tp0 = 0; tp0 < pv; tp0 += %d)\n", w);
+    sb_printf(sb, "                  for (int64_t tf0 = 0; tf0 < fv; tf0 += %d)%s\n", w, epi_tr ? " {" : "");
     if (epi_tr) {
-      sb_printf(sb, "                    const float *restrict tr_s = ct0 + (ic - i0 + jr) * %lld + p0 * NR + f0;\n", ctn);
-      sb_printf(sb, "                    float *restrict tr_d = c + (g * %lld + ic + jr + f0) * %lld + jc + p0;\n", m, np);
+      sb_printf(sb, "                    const float *restrict tr_s = ct0 + (ic - i0 + jr) * %lld + tp0 * NR + tf0;\n", ctn);
+      sb_printf(sb, "                    float *restrict tr_d = c + (g * %lld + ic + jr + tf0) * %lld + jc + tp0;\n", m, np);
       sb_printf(sb, "                    const int64_t tr_ds = %lld;\n", np);
       char row[64];
-      snprintf(row, sizeof row, "g * %lld + ic + jr + f0", m);
-      TileEpi te = {&C->ew, C->l_sq, C->l_si, C->l_sj, row, "jc + p0", C->k};
-      put_transpose_body(sb, i, 20, w, nr, &te, row, "jc + p0");
+      snprintf(row, sizeof row, "g * %lld + ic + jr + tf0", m);
+      TileEpi te = {&C->ew, C->l_sq, C->l_si, C->l_sj, row, "jc + tp0", C->k};
+      put_transpose_body(sb, i, 20, w, nr, &te, row, "jc + tp0");
       sb_puts(sb, "                  }\n");
     } else
-      sb_printf(sb, "                    %s_tr_%s(ct0 + (ic - i0 + jr) * %lld + p0 * NR + f0, c + (g * %lld + ic + jr + f0) * %lld + jc + p0, %lld);\n",
+      sb_printf(sb, "                    %s_tr_%s(ct0 + (ic - i0 + jr) * %lld + tp0 * NR + tf0, c + (g * %lld + ic + jr + tf0) * %lld + jc + tp0, %lld);\n",
                 name, lower_isa_suffix(i), ctn, m, np, np);
   } else sb_puts(sb, "                const int64_t pv = 0, fv = 0;\n");
   sb_puts(sb, "                for (int64_t f = 0; f < nf; f++) {\n");

@@ -236,6 +236,13 @@ def main():
     x26, w26 = t("x26", (1, 32, 14, 14)), t("w26", (128, 32, 3, 3))
     emit("nn.relu(nn.conv2d(%x26, %w26, strides=[2, 2], padding=[1, 1, 1, 1], channels=128, kernel_size=[3, 3]))",
          relu(conv2d(T[x26], T[w26], strides=(2, 2), padding=(1, 1, 1, 1))))
+    # A residual add whose residual comes first: the kernel's argument 0,
+    # p0 in its epilogue (a name the tiles of 7 pixels' transposes once
+    # took for a loop index); 48 filters at 14x14, whole 16 x 16 blocks and
+    # the rest.
+    r27, x27, w27, b27 = t("r27", (1, 48, 14, 14)), t("x27", (1, 24, 14, 14)), t("w27", (48, 24, 1, 1)), t("b27", (48,))
+    emit("add(%r27, nn.bias_add(nn.conv2d(%x27, %w27, padding=[0, 0], channels=48, kernel_size=[1, 1]), %b27))",
+         T[r27] + conv2d(T[x27], T[w27]) + chan(T[b27]))
 
     names = list(T)
     consts = [n for n in names if not n.startswith("x") and not n.startswith("r")]
