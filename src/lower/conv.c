@@ -1076,18 +1076,19 @@ static void put_transpose_body(StrBuf *sb, int i, int ind, int w, int nr, const 
     sb_printf(sb, "%*sconst %s tr_u%d = %s_shuffle_ps(tr_t%d, tr_t%d, 0xEE);\n", ind, "", v, g + 3, pre, g + 1, g + 3);
   }
   if (te) gemm_put_epi_bounds(sb, te->ew, ind);
-  /* filter f's vector: expression e, stored at d + f * ds */
-#define PUT_ROW(f, ...)                                                                          \
-  do {                                                                                           \
-    sb_printf(sb, "%*s{\n%*s  %s tr_o = ", ind, "", ind, "", v);                                    \
-    sb_printf(sb, __VA_ARGS__);                                                                  \
-    sb_puts(sb, ";\n");                                                                          \
-    if (te) {                                                                                    \
-      char rw[96];                                                                               \
-      snprintf(rw, sizeof rw, "%s + %d", row, (f));                                          \
-      gemm_put_epi_vec(sb, i, te, ind + 2, "tr_o", rw, col, NULL);                                  \
-    }                                                                                            \
-    sb_printf(sb, "%*s  %s_storeu_ps(tr_d + %d * tr_ds, tr_o);\n%*s}\n", ind, "", pre, (f), ind, "");     \
+  /* filter f's vector (the printf arguments after f give it), through
+  ** the epilogue with te, stored at tr_d + f * tr_ds */
+#define PUT_ROW(f, ...)                                                                               \
+  do {                                                                                                \
+    sb_printf(sb, "%*s{\n%*s  %s tr_o = ", ind, "", ind, "", v);                                      \
+    sb_printf(sb, __VA_ARGS__);                                                                       \
+    sb_puts(sb, ";\n");                                                                               \
+    if (te) {                                                                                         \
+      char rw[96];                                                                                    \
+      snprintf(rw, sizeof rw, "%s + %d", row, (f));                                                   \
+      gemm_put_epi_vec(sb, i, te, ind + 2, "tr_o", rw, col, NULL);                                    \
+    }                                                                                                 \
+    sb_printf(sb, "%*s  %s_storeu_ps(tr_d + %d * tr_ds, tr_o);\n%*s}\n", ind, "", pre, (f), ind, ""); \
   } while (0)
   if (w == 8) { /* column j from u[j] (rows 0-3) and u[4 + j] (rows 4-7): lane 0, then lane 1 */
     for (int j = 0; j < 4; j++) {
