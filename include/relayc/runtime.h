@@ -540,6 +540,15 @@ rlyrt_status rlyrt_check_closure(const rlyrt_object *v, int32_t n, const char *t
 ** module into this copy of the runtime (modules have private copies) and
 ** returns s. */
 rlyrt_status rlyrt_closure_failed(const rlyrt_object *c, rlyrt_status s);
+/* A shared module's constants (n bytes at blob, its read-only data) copied
+** into pages of their own, on a huge-page boundary with huge pages asked
+** for (madvise), read-only once written; the module's constructor calls it
+** when the constants reach 4 MiB and points its constant tensors at the
+** copy. NULL where there is no copy: the environment variable
+** RLYRT_CONSTS_COPY=0, no memory, or no mmap; the module then reads blob.
+** rlyrt_consts_free(copy, n) unmaps it (NULL: nothing). */
+void *rlyrt_consts_copy(const void *blob, size_t n);
+void rlyrt_consts_free(void *copy, size_t n);
 /* The allocator in use (to share it with a loaded module). */
 const rlyrt_allocator *rlyrt_get_allocator(void);
 /* Nonzero when it is the default one: a loaded module then keeps its own

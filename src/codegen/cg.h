@@ -246,6 +246,13 @@ bool cg_write_blob(const Cg *cg, const char *path, char *err, size_t errlen);
 /* Appends the blob's definition (a comment giving its size, then the
 ** aligned array when it is not empty). */
 void cg_emit_blob(const Cg *cg, StrBuf *c);
+/* RC_CONST, the qualifier of the constant tensors: const, but nothing in a
+** shared module whose constants it copies at load (4 MiB and more). */
+void cg_emit_consts_const(const Cg *cg, StrBuf *c);
+/* For such a module: the table of its constant tensors with data, and the
+** constructor that points them at rlyrt_consts_copy's copy (the
+** destructor frees it). Nothing for smaller constants. */
+void cg_emit_consts_copy(const Cg *cg, StrBuf *c);
 
 /* {==== checkers.c ====} */
 

@@ -227,7 +227,9 @@ static void assemble(Cg *cg, StrBuf *c, const char *blob_file) {
   sb_puts(c, "static const rlyrt_module_info RC_module;\n");
   if (blob_file) emit_blob_incbin(cg, c, cg_blob_size(cg), blob_file);
   else cg_emit_blob(cg, c);
+  cg_emit_consts_const(cg, c);
   put(c, &cg->consts);
+  cg_emit_consts_copy(cg, c);
   sb_puts(c, "\n/* Functions, argument checkers and their descriptors. */\n");
   put(c, &cg->protos);
   for (int i = 0; i < cg->funcs.len; i++) {

@@ -100,7 +100,7 @@ static int const_index(Cg *cg, const ConstData *c) {
   if (c->nbytes) snprintf(data, sizeof data, "(void *)(RC_blob + %zu)", off);
   else snprintf(data, sizeof data, "NULL");
   sb_printf(&cg->consts,
-            "static const rlyrt_tensor C%d = {{RLYRT_REFCOUNT_STATIC, RLYRT_TENSOR, 0}, "
+            "static RC_CONST rlyrt_tensor C%d = {{RLYRT_REFCOUNT_STATIC, RLYRT_TENSOR, 0}, "
             "{%s, {kDLCPU, 0}, %d, {%u, %u, %u}, ",
             k, data, nd, c->dtype.code, c->dtype.bits, c->dtype.lanes);
   if (nd) sb_printf(&cg->consts, "(int64_t *)C%d_shape, NULL, 0}};\n", k);
@@ -144,6 +144,43 @@ void cg_const_ref_packed(Cg *cg, StrBuf *out, const Expr *e, const LowerPrepack 
     AVEC_PUSH(a, &cg->packed, c);
   }
   sb_printf(out, "(rlyrt_object *)&C%d.obj", k);
+}
+
+/* A shared module copies constants of at least this many bytes into memory
+** of their own when it is loaded (rlyrt_consts_copy: runtime/src/consts.c
+** says why); its constant tensors are then writable, to be pointed there. */
+enum { CONSTS_COPY_MIN = 4 << 20 };
+
+void cg_emit_consts_const(const Cg *cg, StrBuf *c) {
+  if (blob_len(cg) >= CONSTS_COPY_MIN)
+    sb_puts(c, "#ifdef RLYRT_SHARED_MODULE\n#define RC_CONST\n#else\n#define RC_CONST const\n#endif\n");
+  else
+    sb_puts(c, "#define RC_CONST const\n");
+}
+
+void cg_emit_consts_copy(const Cg *cg, StrBuf *c) {
+  size_t bl = blob_len(cg);
+  if (bl < CONSTS_COPY_MIN) return;
+  sb_printf(c,
+            "#ifdef RLYRT_SHARED_MODULE\n"
+            "/* The constants' %zu bytes are copied at load into memory of their own\n"
+            "** (huge pages where there are; RLYRT_CONSTS_COPY=0 keeps them here). */\n"
+            "static rlyrt_tensor *const RC_consts[] = {",
+            bl);
+  int n = 0;
+  for (int i = 0; i < cg->constdata.len; i++)
+    if (cg->constdata.data[i]->nbytes) sb_printf(c, "%s&C%d", n++ % 8 ? ", " : n > 1 ? ",\n  " : "\n  ", i);
+  sb_puts(c,
+          "};\n"
+          "static void *RC_consts_at;\n"
+          "__attribute__((constructor)) static void RC_consts_load(void) {\n"
+          "  RC_consts_at = rlyrt_consts_copy(RC_blob, sizeof RC_blob);\n"
+          "  if (!RC_consts_at) return;\n"
+          "  for (size_t i = 0; i < sizeof RC_consts / sizeof *RC_consts; i++)\n"
+          "    RC_consts[i]->dl.data = (unsigned char *)RC_consts_at + ((const unsigned char *)RC_consts[i]->dl.data - RC_blob);\n"
+          "}\n"
+          "__attribute__((destructor)) static void RC_consts_unload(void) { rlyrt_consts_free(RC_consts_at, sizeof RC_blob); }\n"
+          "#endif\n");
 }
 
 void cg_emit_blob(const Cg *cg, StrBuf *c) {
