@@ -2,7 +2,7 @@
 ** shapes), with the group's elementwise tail (bias, a folded batch norm's
 ** scale and shift, relu or clip, a residual add) as an epilogue.
 **
-** Four schedules (schedules.def), chosen by shape:
+** Five schedules (schedules.def), chosen by shape:
 ** - CONV_DW, depthwise (one input channel per group, any multiplier): per
 **   input channel, its plane is copied once into a buffer with zero
 **   borders, the columns of each row split by phase (column mod stride),
@@ -31,6 +31,12 @@
 **   images with enough tiles: Winograd F(4x4, 3x3) (or F(2x2, 3x3))
 **   (lower/winograd.c, on the problem analyse fills: lower/conv.h; the
 **   filter is transformed and packed at build time).
+** - CONV_DIRECT, one group of at most 4 input channels whose output rows
+**   are a multiple of 16 (a network's stem): per block of output rows, the
+**   input rows they read copied by column phase (the depthwise kernel's
+**   layout), then tiles of a whole row's vectors by a few filters, each
+**   tap's input vectors loaded once for the tile's filters, the filter
+**   read as it is (put_direct).
 ** - CONV_IM2COL, the rest: the same GEMM over the reduction (ci, kh, kw),
 **   B being the im2col matrix, never materialized: with padding or a
 **   stride, the input is first copied into the depthwise kernel's layout
@@ -116,8 +122,14 @@ enum { KC = 256, MC = 120, NC = 1024, NR_MAX = 32 }; /* gemm.c's blocks (MC: a m
 ** fastest calls; its 7x7 3x3s 3150 -> 2830 us). */
 enum { MRP = 7, NCP = 7 * 64, MCP = 128, PB = 16, PG = 32 };
 
+/* The direct schedule (put_direct) takes convolutions of one group with
+** at most DIRECT_CIN_MAX input channels, DIRECT_PARTS blocks of output
+** rows per image. */
+enum { DIRECT_CIN_MAX = 4, DIRECT_PARTS = 8 };
+
 /* by ConvKind (CK_WINO names itself: winograd.c) */
-static const char *const kind_names[] = {"depthwise conv2d", "conv2d 1x1 GEMM", "conv2d im2col GEMM"};
+static const char *const kind_names[] = {"depthwise conv2d", "conv2d 1x1 GEMM", "conv2d im2col GEMM", "conv2d Winograd",
+                                          "conv2d direct"};
 
 /* {==== The problem ====} */
 
@@ -198,6 +210,7 @@ static bool applies(Conv *C, int kind) {
   case CK_1X1: return C->kh == 1 && C->kw == 1 && !C->pt && !C->pl && !C->pb && !C->pr;
   case CK_IM2COL: return true;
   case CK_WINO: return wino_applies(C);
+  case CK_DIRECT: return C->groups == 1 && C->cg <= DIRECT_CIN_MAX && C->ow % 16 == 0 && C->kh * C->kw > 1;
   default: return false;
   }
 }
@@ -207,6 +220,7 @@ static int kind_of(const char *id) {
   if (strcmp(id, "CONV_1X1") == 0) return CK_1X1;
   if (strcmp(id, "CONV_IM2COL") == 0) return CK_IM2COL;
   if (strcmp(id, "CONV_WINO") == 0) return CK_WINO;
+  if (strcmp(id, "CONV_DIRECT") == 0) return CK_DIRECT;
   return -1;
 }
 
@@ -270,7 +284,7 @@ static bool analyse(const Group *g, int anchor, Conv *C, const bool *is_const) {
 #undef SCHEDULE
   if (!found) return false;
   C->copied = C->kind == CK_IM2COL && (C->pt || C->pl || C->pb || C->pr || C->sw > 1);
-  if (!C->copied && C->kind != CK_DW) C->hp = C->h, C->wp = C->w;
+  if (!C->copied && C->kind != CK_DW && C->kind != CK_DIRECT) C->hp = C->h, C->wp = C->w;
   C->ph = (C->wp + C->sw - 1) / C->sw;
   C->rl = C->sw * C->ph;
   /* Depthwise: each phase of a row a whole number of vectors (16 floats),
@@ -762,8 +776,8 @@ static void put_dw(StrBuf *sb, int i, const char *name, const Conv *C) {
   Vops V = {i, name};
   long long np = C->np;
   lower_put_isa_attrs(sb, i);
-  sb_printf(sb, "static void %s_%s(rlyrt_object *const *args, float *restrict o, float *restrict xp, int64_t p0, "
-                "int64_t p1) {\n", name, lower_isa_suffix(i));
+  sb_printf(sb, "static void %s_%s(rlyrt_object *const *args, float *restrict o, float *restrict xp, int64_t part0, "
+                "int64_t part1) {\n", name, lower_isa_suffix(i));
   put_pointers(sb, C);
   /* The epilogue in registers before each store where it can (not on
   ** AVX2's masked row ends: its leaves would need masked loads). */
@@ -771,7 +785,7 @@ static void put_dw(StrBuf *sb, int i, const char *name, const Conv *C) {
   TileEpi te = {&C->ew, C->l_sq, C->l_si, C->l_sj, "oc", "0", 0};
   if (in_regs) gemm_put_epi_bounds(sb, &C->ew, 2);
   /* the planes p = q * C + ci in [p0, p1) */
-  sb_puts(sb, "  for (int64_t p = p0; p < p1; p++) {\n");
+  sb_puts(sb, "  for (int64_t p = part0; p < part1; p++) {\n");
   sb_printf(sb, "    const int64_t q = p / %lld, ci = p %% %lld;\n", (long long)C->c, (long long)C->c);
   sb_printf(sb, "    float *restrict c = o + q * %lld;\n", (long long)(C->oc * np));
   sb_puts(sb, "    {\n");
@@ -813,6 +827,172 @@ static void put_dw(StrBuf *sb, int i, const char *name, const Conv *C) {
     gemm_put_epilogue_call(sb, name, &C->ew, 8, "oc", "oc + 1", "0", j1);
   }
   sb_puts(sb, "      }\n    }\n  }\n}\n");
+}
+
+/* {==== Direct: few input channels ====}
+** A network's stem (ResNet's 3 -> 64 by 7x7 at stride 2, MobileNetV2's 3
+** -> 32 by 3x3) has a reduction of 27 to 147 over 3 channels: as an im2col
+** GEMM, packing its pixels costs as much as a sixth of the FMAs, and the
+** panel of MR filters pads 64 to 72. Direct instead: each part (a block
+** of output rows of one image) copies the padded input rows its outputs
+** read, of every channel, into its slot, columns split by phase as the
+** depthwise kernel's (put_plane_copy: the W outputs of a row under one tap
+** are then W consecutive floats at any stride); then for each output row,
+** tiles of FB filters by NV vectors of the row: per tap, NV input vectors
+** loaded once for the FB filters, each filter's weight broadcast from the
+** filter as it is (OIHW, no packing), FB * NV FMAs. AVX-512: 3 filters by
+** 7 vectors (112 outputs: ResNet's and MobileNetV2's rows), 21
+** accumulators and 7 inputs of 32 registers; AVX2 and the portable
+** version: 4 filters by 3 vectors (16 registers). The epilogue runs on
+** the accumulators before their stores. bench/models/stem_direct.c
+** measured the AVX-512 tile at 98% of a Zen 5 core's FMA peak. */
+
+static int64_t direct_rb(const Conv *C) { return (C->oh + DIRECT_PARTS - 1) / DIRECT_PARTS; }
+/* the padded rows a block of output rows reads */
+static int64_t direct_rows(const Conv *C) { return (direct_rb(C) - 1) * C->sh + (C->kh - 1) * C->dh + 1; }
+/* a thread's slot: every channel's rows, a vector of slack */
+static int64_t direct_slot(const Conv *C) { return (C->c * direct_rows(C) * C->rl + 16 + 15) / 16 * 16; }
+
+static void direct_tile(int w, int *fb, int *nv) {
+  if (w == 16) *fb = 3, *nv = 7;
+  else *fb = 4, *nv = 3;
+}
+
+/* A tile of fb filters from f0 by nv vectors of output row oh from column
+** j (in scope: xp, oh, oh0, f0, j, c, w and the epilogue's pointers). */
+static void put_direct_tile(StrBuf *sb, const Conv *C, const Vops *V, int w, int fb, int nv, const TileEpi *te) {
+  long long rl = C->rl, ph = C->ph, k = C->k, kk = C->kh * C->kw;
+  sb_puts(sb, "          {\n");
+  for (int f = 0; f < fb; f++)
+    for (int v = 0; v < nv; v++) {
+      sb_puts(sb, "            ");
+      vop(sb, V, GV_TYPE, NULL, NULL, NULL);
+      sb_printf(sb, " a%d_%d = ", f, v);
+      vop(sb, V, GV_ZERO, NULL, NULL, NULL);
+      sb_puts(sb, ";\n");
+    }
+  sb_printf(sb, "            for (int64_t ci = 0; ci < %lld; ci++)\n", (long long)C->cg);
+  sb_printf(sb, "              for (int64_t a = 0; a < %lld; a++) {\n", (long long)C->kh);
+  sb_printf(sb, "                const float *restrict xr = xp + (ci * %lld + (oh - oh0) * %lld + a * %lld) * %lld + j;\n",
+            (long long)direct_rows(C), (long long)C->sh, (long long)C->dh, rl);
+  sb_printf(sb, "                const float *restrict wr = w + f0 * %lld + ci * %lld + a * %lld;\n", k, kk,
+            (long long)C->kw);
+  for (int64_t b = 0; b < C->kw; b++) {
+    long long off = (b * C->dw) % C->sw * ph + (b * C->dw) / C->sw;
+    sb_puts(sb, "                {\n");
+    for (int v = 0; v < nv; v++) {
+      char p[64];
+      snprintf(p, sizeof p, "xr + %lld", off + (long long)v * w);
+      sb_puts(sb, w >= 8 ? "                  " : "                  const ");
+      vop(sb, V, GV_TYPE, NULL, NULL, NULL);
+      sb_printf(sb, " in%d = ", v);
+      vop(sb, V, GV_LOAD, p, NULL, NULL);
+      sb_puts(sb, ";\n");
+      /* in a register: GCC would fold the load into each filter's FMA,
+      ** loading it FB times (the tile ran at half speed) */
+      if (w >= 8) sb_printf(sb, "                  RLYRT_IN_REG(in%d);\n", v);
+    }
+    for (int f = 0; f < fb; f++) {
+      char wv[48];
+      snprintf(wv, sizeof wv, "wr[%lld]", (long long)f * k + b);
+      sb_puts(sb, "                  {\n                    const ");
+      vop(sb, V, GV_TYPE, NULL, NULL, NULL);
+      sb_puts(sb, " kw = ");
+      vop(sb, V, GV_BCAST, wv, NULL, NULL);
+      sb_puts(sb, ";\n");
+      for (int v = 0; v < nv; v++) {
+        char acc[24], xv[16];
+        snprintf(acc, sizeof acc, "a%d_%d", f, v);
+        snprintf(xv, sizeof xv, "in%d", v);
+        sb_printf(sb, "                    %s = ", acc);
+        vop(sb, V, GV_FMA, "kw", xv, acc);
+        sb_puts(sb, ";\n");
+      }
+      sb_puts(sb, "                  }\n");
+    }
+    sb_puts(sb, "                }\n");
+  }
+  sb_puts(sb, "              }\n");
+  for (int f = 0; f < fb; f++)
+    for (int v = 0; v < nv; v++) {
+      char acc[16], p[96], row[24], col[64];
+      snprintf(acc, sizeof acc, "a%d_%d", f, v);
+      snprintf(row, sizeof row, "(f0 + %d)", f);
+      snprintf(col, sizeof col, "oh * %lld + j + %d", (long long)C->ow, v * w);
+      if (te) gemm_put_epi_vec(sb, V->i, te, 12, acc, row, col, NULL);
+      snprintf(p, sizeof p, "c + (f0 + %d) * %lld + %s", f, (long long)C->np, col);
+      sb_puts(sb, "            ");
+      vop(sb, V, GV_STORE, p, acc, NULL);
+      sb_puts(sb, ";\n");
+    }
+  sb_puts(sb, "          }\n");
+}
+
+/* The filters [f0, f0 + fb) of output row oh, in tiles along the row. */
+static void put_direct_filters(StrBuf *sb, const Conv *C, const Vops *V, int w, int fb, int nv, const TileEpi *te) {
+  long long nvr = C->ow / w, full = nvr / nv * nv * w, rest = nvr % nv;
+  sb_puts(sb, "        {\n          int64_t j = 0;\n");
+  if (full) {
+    sb_printf(sb, "          for (; j < %lld; j += %lld)\n", full, (long long)nv * w);
+    put_direct_tile(sb, C, V, w, fb, nv, te);
+  }
+  if (rest) put_direct_tile(sb, C, V, w, fb, (int)rest, te);
+  sb_puts(sb, "        }\n");
+}
+
+/* The direct kernel's ISA version i: parts [p0, p1) (p = q * NRB + block
+** of output rows), in the slot xp. */
+static void put_direct(StrBuf *sb, int i, const char *name, const Conv *C) {
+  int w, mr, nr, fb, nv;
+  gemm_isa_tile(i, &w, &mr, &nr);
+  direct_tile(w, &fb, &nv);
+  Vops V = {i, name};
+  long long rb = direct_rb(C), nrb = (C->oh + rb - 1) / rb, nrows = direct_rows(C), rl = C->rl, pt = C->pt;
+  lower_put_isa_attrs(sb, i);
+  sb_printf(sb, "static void %s_%s(rlyrt_object *const *args, float *restrict o, float *restrict xp, int64_t part0, "
+                "int64_t part1) {\n", name, lower_isa_suffix(i));
+  put_pointers(sb, C);
+  bool in_regs = C->epilogue && gemm_epi_vec_ok(i, &C->ew, C->l_sj);
+  TileEpi te = {&C->ew, C->l_sq, C->l_si, C->l_sj, "0", "0", 0};
+  if (in_regs) gemm_put_epi_bounds(sb, &C->ew, 2);
+  sb_puts(sb, "  for (int64_t p = part0; p < part1; p++) {\n");
+  sb_printf(sb, "    const int64_t q = p / %lld, oh0 = p %% %lld * %lld, oh1 = oh0 + %lld < %lld ? oh0 + %lld : %lld;\n", nrb,
+            nrb, rb, rb, (long long)C->oh, rb, (long long)C->oh);
+  sb_printf(sb, "    float *restrict c = o + q * %lld;\n", (long long)(C->oc * C->np));
+  sb_printf(sb, "    const int64_t r0 = oh0 * %lld, r1 = (oh1 - 1) * %lld + %lld;\n", (long long)C->sh, (long long)C->sh,
+            (long long)((C->kh - 1) * C->dh + 1));
+  /* the padded rows [r0, r1) of every channel: zero above and below the
+  ** input, its rows split by phase (the border columns stay zero: nothing
+  ** writes them) */
+  sb_printf(sb, "    for (int64_t ci = 0; ci < %lld; ci++) {\n", (long long)C->cg);
+  sb_printf(sb, "      float *restrict xc = xp + ci * %lld;\n", nrows * rl);
+  sb_printf(sb, "      const float *restrict s = xin + (q * %lld + ci) * %lld;\n", (long long)C->c, (long long)(C->h * C->w));
+  sb_printf(sb, "      for (int64_t r = r0; r < r1 && r < %lld; r++) memset(xc + (r - r0) * %lld, 0, %lld);\n", pt, rl, rl * 4);
+  sb_printf(sb, "      const int64_t ia = r0 > %lld ? r0 - %lld : 0, ib = r1 - %lld < %lld ? r1 - %lld : %lld;\n", pt, pt, pt,
+            (long long)C->h, pt, (long long)C->h);
+  sb_puts(sb, "      if (ia < ib) {\n");
+  put_plane_copy(sb, C, 8, "xc", "s", w, "ia", "ib", "r0");
+  sb_puts(sb, "      }\n");
+  sb_printf(sb, "      for (int64_t r = r0 > %lld ? r0 : %lld; r < r1; r++) memset(xc + (r - r0) * %lld, 0, %lld);\n",
+            pt + C->h, pt + C->h, rl, rl * 4);
+  sb_puts(sb, "    }\n");
+  sb_puts(sb, "    for (int64_t oh = oh0; oh < oh1; oh++) {\n");
+  long long full = C->m / fb * fb;
+  sb_puts(sb, "      int64_t f0 = 0;\n");
+  if (full) {
+    sb_printf(sb, "      for (; f0 < %lld; f0 += %d)\n", full, fb);
+    put_direct_filters(sb, C, &V, w, fb, nv, in_regs ? &te : NULL);
+  }
+  if (C->m % fb) put_direct_filters(sb, C, &V, w, (int)(C->m % fb), nv, in_regs ? &te : NULL);
+  sb_puts(sb, "    }\n");
+  if (C->epilogue && !in_regs) {
+    char j0[48], j1[48], i1[24];
+    snprintf(j0, sizeof j0, "oh0 * %lld", (long long)C->ow);
+    snprintf(j1, sizeof j1, "oh1 * %lld", (long long)C->ow);
+    snprintf(i1, sizeof i1, "%lld", (long long)C->m);
+    gemm_put_epilogue_call(sb, name, &C->ew, 4, "0", i1, j0, j1);
+  }
+  sb_puts(sb, "  }\n}\n\n");
 }
 
 /* The packing of the pixel operand, shared by the GEMMs' per-thread
@@ -1488,7 +1668,7 @@ static bool copy_par(const Conv *C) {
 }
 
 static int64_t sp_total(const Conv *C) {
-  if (C->kind == CK_DW || C->direct) return 0;
+  if (C->kind == CK_DW || C->kind == CK_DIRECT || C->direct) return 0;
   double all = (double)C->n * (double)C->groups * (double)sp_group(C);
   return all * 4 > SP_MAX_BYTES ? 0 : (int64_t)all;
 }
@@ -1544,9 +1724,15 @@ static void put_balance(StrBuf *sb, const Conv *C, long long nqg, long long frow
   sb_puts(sb, "          }\n        }\n      }\n    }\n");
 }
 
+/* The parts of the depthwise and direct kernels: planes; blocks of output
+** rows of each image. */
+static int64_t plane_parts(const Conv *C) {
+  return C->kind == CK_DW ? C->n * C->c : C->n * ((C->oh + direct_rb(C) - 1) / direct_rb(C));
+}
+
 static void put_task(StrBuf *sb, const char *name, const Conv *C) {
-  if (C->kind == CK_DW) {
-    int64_t slot = (C->hp * C->rl + 16 + 15) / 16 * 16;
+  if (C->kind == CK_DW || C->kind == CK_DIRECT) {
+    int64_t slot = C->kind == CK_DW ? (C->hp * C->rl + 16 + 15) / 16 * 16 : direct_slot(C);
     sb_printf(sb, "typedef struct %s_job {\n  rlyrt_object *const *args;\n  float *o, *xp;\n  int64_t step;\n} %s_job;\n",
               name, name);
     sb_printf(sb, "static void %s_task(void *ctx, int64_t i, int32_t slot) {\n", name);
@@ -1554,7 +1740,7 @@ static void put_task(StrBuf *sb, const char *name, const Conv *C) {
     sb_printf(sb, "  rlyrt_object *const *args = J->args;\n  float *o = J->o, *xp = J->xp + slot * %lld;\n",
               (long long)slot);
     sb_printf(sb, "  const int64_t p0 = i * J->step, p1 = p0 + J->step < %lld ? p0 + J->step : %lld;\n",
-              (long long)(C->n * C->c), (long long)(C->n * C->c));
+              (long long)plane_parts(C), (long long)plane_parts(C));
     lower_put_isa_call(sb, name, "args, o, xp, p0, p1");
     sb_puts(sb, "}\n");
     return;
@@ -1625,6 +1811,7 @@ static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *
   for (int i = 0; i < lower_isa_count(); i++) {
     lower_put_isa_if(sb, i);
     if (C->kind == CK_DW) put_dw(sb, i, name, C);
+    else if (C->kind == CK_DIRECT) put_direct(sb, i, name, C);
     else if (C->rows) put_gemm_rows(sb, i, name, C);
     else put_gemm(sb, i, name, C);
     sb_puts(sb, "#endif\n");
@@ -1661,8 +1848,9 @@ static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *
   /* the tiles' edges: pixels, filters */
   int pe = C->rows ? MRP : NR_MAX, fe = C->rows ? PG : C->pa;
   long long m = C->m, np = C->np, frows = (C->m + fe - 1) / fe, nqg = C->n * C->groups;
-  if (C->kind == CK_DW) {
-    slot = (C->hp * C->rl + 16 + 15) / 16 * 16; /* 16 floats of slack: a vector past the last row */
+  if (C->kind == CK_DW || C->kind == CK_DIRECT) {
+    /* 16 floats of slack: a vector past the last row */
+    slot = C->kind == CK_DW ? (C->hp * C->rl + 16 + 15) / 16 * 16 : direct_slot(C);
     sb_puts(&parts, "  float *xp = (float *)ws;\n");
   } else {
     int64_t ap, bp, tab, ct;
@@ -1727,15 +1915,15 @@ static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *
   sb_puts(sb, sb_str(&parts));
   sb_free(&parts);
   sb_puts(sb, "  float *o = (float *)t->dl.data;\n");
-  if (C->kind == CK_DW) {
+  if (C->kind == CK_DW || C->kind == CK_DIRECT) {
+    long long parts_n = plane_parts(C);
     sb_printf(sb, "  memset(xp, 0, (size_t)nt * %lld);\n", (long long)(slot * 4));
     sb_printf(sb, "  %s_job J = {args, o, xp, 0};\n", name);
     sb_puts(sb, "  if (nt > 1) {\n");
-    sb_printf(sb, "    J.step = (%lld + 4 * nt - 1) / (4 * nt);\n", (long long)(C->n * C->c));
-    sb_printf(sb, "    rlyrt_parallel_for(nt, (%lld + J.step - 1) / J.step, %s_task, &J);\n", (long long)(C->n * C->c),
-              name);
+    sb_printf(sb, "    J.step = (%lld + 4 * nt - 1) / (4 * nt);\n", parts_n);
+    sb_printf(sb, "    rlyrt_parallel_for(nt, (%lld + J.step - 1) / J.step, %s_task, &J);\n", parts_n, name);
     sb_puts(sb, "  } else {\n");
-    sb_printf(sb, "    const int64_t p0 = 0, p1 = %lld;\n", (long long)(C->n * C->c));
+    sb_printf(sb, "    const int64_t p0 = 0, p1 = %lld;\n", parts_n);
     lower_put_isa_call(sb, name, "args, o, xp, p0, p1");
     sb_puts(sb, "  }\n");
   } else {
@@ -1821,6 +2009,7 @@ bool conv_lower_prepacked(StrBuf *out, const char *name, const Expr *fn, const c
   Conv *C = rly_xcalloc(1, sizeof *C);
   int anchor = -1;
   bool ok = group_build(fn, g) && (anchor = conv_anchor(g)) >= 0 && analyse(g, anchor, C, is_const) && C->kind != CK_DW &&
+            C->kind != CK_DIRECT &&
             C->pw < g->nparams && is_const[C->pw] && C->px != C->pw;
   /* the filter's parameter is read packed: nothing else may read it */
   for (int k = 0; ok && C->epilogue && k < C->ew.nleaves; k++)

@@ -7,7 +7,7 @@
 #include "lower/kernel.h"
 #include "lower/lower.h"
 
-typedef enum ConvKind { CK_DW, CK_1X1, CK_IM2COL, CK_WINO } ConvKind;
+typedef enum ConvKind { CK_DW, CK_1X1, CK_IM2COL, CK_WINO, CK_DIRECT } ConvKind;
 
 typedef struct Conv {
   const Group *g;

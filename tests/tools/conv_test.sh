@@ -4,7 +4,7 @@
 # run/, compiled/*/ and compiled/isa*/ check):
 #   - `relayc build --stats` names each kernel's schedule: the 1x1 GEMM,
 #     the im2col GEMM (each in tiles of NR pixels by MR filters or of 7
-#     pixels by NR filters), the depthwise kernel and the pools, and the GEMMs
+#     pixels by NR filters), the depthwise and direct kernels and the pools, and the GEMMs
 #     read their filters packed at build time when the filters are
 #     constants (a .params file), packed at run time when they are inputs;
 #   - the packed filters are in the blob (12-row panels; for tiles of 7
@@ -36,7 +36,8 @@ check "im2col GEMM, tiles of 7 pixels (packed)" \
   "$(count 'conv2d im2col GEMM float32 (tiles of 7 pixels; filter packed at build time)')" 3
 check "1x1 GEMM, tiles of 7 pixels (packed)" \
   "$(count 'conv2d 1x1 GEMM float32 (tiles of 7 pixels; filter packed at build time)')" 3
-check "depthwise" "$(count 'depthwise conv2d float32')" 3
+check "depthwise" "$(count 'depthwise conv2d float32')" 4
+check "direct" "$(count 'conv2d direct float32')" 5
 check "max pool" "$(count 'max pool float32')" 1
 check "average pools" "$(count 'average pool float32')" 4
 check "reference kernels" "$(grep -c '| reference$' "$tmp/stats")" 0
@@ -93,9 +94,9 @@ done
 # kernels split into parts (rlyrt_parallel_for in every conv and pool
 # kernel) and the results are the same bits at 1, 2 and 3 threads.
 RLY_SPLIT_ALL=1 "$relayc" build "$prog" --params "$params" --emit c -o "$tmp/par.c" || exit 1
-# (26 convolutions, the 2 Winograd ones by block or in two phases: three
+# (32 convolutions, the 2 Winograd ones by block or in two phases: three
 # calls each, and 5 pools)
-check "parallel conv and pool kernels" "$(grep -c 'rlyrt_parallel_for(nt, .*_task, &J)' "$tmp/par.c")" 36
+check "parallel conv and pool kernels" "$(grep -c 'rlyrt_parallel_for(nt, .*_task, &J)' "$tmp/par.c")" 42
 args=$(cat tests/run/conv_schedules.args)
 for n in 1 2 3; do
   # shellcheck disable=SC2086

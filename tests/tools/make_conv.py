@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes tests/run/conv_schedules.* and tests/run/conv_prepacked.*: one
 program of float32 nn.conv2d calls that takes every schedule of
-lower/conv.c (1x1 GEMM, im2col GEMM, depthwise) and lower/pool.c, with the
+lower/conv.c (1x1 GEMM, im2col GEMM, depthwise, direct) and lower/pool.c, with the
 elementwise tails that fuse into them as epilogues, and the expected
 results computed here with NumPy in float64 (direct loops over the filter
 taps, independent of relayc).
@@ -243,6 +243,38 @@ def main():
     r27, x27, w27, b27 = t("r27", (1, 48, 14, 14)), t("x27", (1, 24, 14, 14)), t("w27", (48, 24, 1, 1)), t("b27", (48,))
     emit("add(%r27, nn.bias_add(nn.conv2d(%x27, %w27, padding=[0, 0], channels=48, kernel_size=[1, 1]), %b27))",
          T[r27] + conv2d(T[x27], T[w27]) + chan(T[b27]))
+
+    # Few input channels, output rows a multiple of 16: the direct
+    # schedule (a network's stem). 3 -> 10 by 7x7 at stride 2 (ResNet's
+    # stem), batch 2, bias, relu: filters in tiles of 3 (AVX-512) or 4 and
+    # the rest, a row of 2 (AVX-512) or 4 vectors (AVX2: a tile of 3 and
+    # the rest).
+    x28, w28, b28 = t("x28", (2, 3, 32, 64)), t("w28", (10, 3, 7, 7)), t("b28", (10,))
+    emit("nn.relu(nn.bias_add(nn.conv2d(%x28, %w28, strides=[2, 2], padding=[3, 3], channels=10, kernel_size=[7, 7]), "
+         "%b28))", relu(conv2d(T[x28], T[w28], strides=(2, 2), padding=(3, 3, 3, 3)) + chan(T[b28])))
+    # One channel, 3x3 stride 2 (MobileNetV2's stem), 15 output rows (a
+    # short last block of rows), scale, shift and clip.
+    x29, w29, s29, h29 = t("x29", (1, 1, 30, 32)), t("w29", (5, 1, 3, 3)), t("s29", (5, 1, 1)), t("h29", (5, 1, 1))
+    emit("clip(add(multiply(nn.conv2d(%x29, %w29, strides=[2, 2], padding=[1, 1], channels=5, kernel_size=[3, 3]), "
+         "%s29), %h29), a_min=-1f, a_max=1f)",
+         clip(conv2d(T[x29], T[w29], strides=(2, 2), padding=(1, 1, 1, 1)) * T[s29] + T[h29], -1, 1))
+    # Four channels, stride 1, dilation 2, the residual first.
+    r30, x30, w30 = t("r30", (1, 7, 9, 16)), t("x30", (1, 4, 9, 16)), t("w30", (7, 4, 3, 3))
+    emit("add(%r30, nn.conv2d(%x30, %w30, padding=[2, 2], dilation=[2, 2], channels=7, kernel_size=[3, 3]))",
+         T[r30] + conv2d(T[x30], T[w30], padding=(2, 2, 2, 2), dilation=(2, 2)))
+    # Two channels, 5x5 stride 3, asymmetric padding, no epilogue; and
+    # rows of 128 (AVX-512: a tile of 7 vectors and one of 1), bias.
+    x31, w31 = t("x31", (1, 2, 20, 46)), t("w31", (6, 2, 5, 5))
+    emit("nn.conv2d(%x31, %w31, strides=[3, 3], padding=[2, 1, 1, 3], channels=6, kernel_size=[5, 5])",
+         conv2d(T[x31], T[w31], strides=(3, 3), padding=(2, 1, 1, 3)))
+    x32, w32, b32 = t("x32", (1, 3, 5, 128)), t("w32", (4, 3, 3, 3)), t("b32", (4,))
+    emit("nn.bias_add(nn.conv2d(%x32, %w32, padding=[1, 1], channels=4, kernel_size=[3, 3]), %b32)",
+         conv2d(T[x32], T[w32], padding=(1, 1, 1, 1)) + chan(T[b32]))
+    # A depthwise convolution after its residual (the kernel's argument 0,
+    # p0 in its epilogue, a name its planes' range once took).
+    r33, x33, w33 = t("r33", (1, 8, 10, 10)), t("x33", (1, 8, 10, 10)), t("w33", (8, 1, 3, 3))
+    emit("add(%r33, nn.conv2d(%x33, %w33, padding=[1, 1], groups=8, channels=8, kernel_size=[3, 3]))",
+         T[r33] + conv2d(T[x33], T[w33], padding=(1, 1, 1, 1), groups=8))
 
     names = list(T)
     consts = [n for n in names if not n.startswith("x") and not n.startswith("r")]
