@@ -6,9 +6,10 @@
 ** (ResNet-50: 118 MB), and on the virtual machines measured its calls then
 ** ran in two modes, some 20-50% slower than the rest, where the same
 ** weights copied into anonymous memory (huge pages where the kernel gives
-** them) ran evenly: bench/README.md, "Weights in memory of their own".
-** So a shared module whose constants reach 4 MiB copies them at load (its
-** constructor) and points its constant tensors at the copy. */
+** them) ran evenly: bench/README.md, "The same Zen 5: weights in memory
+** of their own". So a shared module whose constants reach 4 MiB copies
+** them at load (its constructor) and points its constant tensors at the
+** copy. */
 #ifndef _DEFAULT_SOURCE
 #define _DEFAULT_SOURCE 1 /* MAP_ANONYMOUS, madvise */
 #endif
