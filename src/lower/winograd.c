@@ -34,7 +34,8 @@
 ** (docs/design.md has the measurements).
 **
 ** The tiles are cut into blocks of whole tile rows of one image (about
-** TILES tiles: so that a block's outputs are a contiguous range of each
+** TILES tiles of F(4x4), as many points of V for F(2x2): plan_of; whole
+** tile rows so that a block's outputs are a contiguous range of each
 ** output plane, which the epilogue takes at once). Per block, two phases:
 **   1. each input plane copied into the thread's scratch with zero
 **      borders that cover every tile's window, its columns split by phase
@@ -183,9 +184,20 @@ static Plan plan_of(const Conv *C) {
   P.pwd = P.tw + 1;
   P.rl = m * P.pwd;
   P.plane = (P.hq * P.rl + 15) / 16 * 16;
-  /* about TILES tiles per block (whole tile rows, rounded), the blocks of
-  ** one image even */
-  int64_t rb = (TILES + P.tw / 2) / P.tw;
+  /* about TILES tiles of F(4x4) per block, as many points of V (36 per
+  ** tile and channel; F(2x2): 72 tiles of 16), in whole tile rows,
+  ** rounded, the blocks of one image even. ResNet's 14x14 layers by
+  ** F(2x2) (a grid of 7 x 7 tiles) are then one block, not blocks of 28
+  ** and 21 tiles: U (4 MB at 256 channels, from memory in a model) is
+  ** read once per call, not once per block; at 2 threads each thread
+  ** takes half of the panels (reading half of U) and transforms the block
+  ** itself, where each took a block and read all of U. ResNet-50 on a Zen
+  ** 5, the five such layers' fastest calls summed, in the model: 2
+  ** threads 2,557 and 2,305 -> 2,056 and 1,999 us, 1 thread 3,510 and
+  ** 3,539 -> 3,100 and 3,402. The same for the 28x28 layers by F(4x4)
+  ** (one block of 49 tiles, 36 points) was slower at 2 threads: 295-335
+  ** -> 329-388 us each. */
+  int64_t rb = (TILES * 36 / a2 + P.tw / 2) / P.tw;
   if (rb < 1) rb = 1;
   if (rb > P.th) rb = P.th;
   P.nrb = (P.th + rb - 1) / rb;
