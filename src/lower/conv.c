@@ -901,7 +901,7 @@ static void put_direct_tile(StrBuf *sb, const Conv *C, const Vops *V, int w, int
       vop(sb, V, GV_BCAST, wv, NULL, NULL);
       sb_puts(sb, ";\n");
       for (int v = 0; v < nv; v++) {
-        char acc[24], xv[16];
+        char acc[32], xv[16];
         snprintf(acc, sizeof acc, "a%d_%d", f, v);
         snprintf(xv, sizeof xv, "in%d", v);
         sb_printf(sb, "                    %s = ", acc);
@@ -915,7 +915,7 @@ static void put_direct_tile(StrBuf *sb, const Conv *C, const Vops *V, int w, int
   sb_puts(sb, "              }\n");
   for (int f = 0; f < fb; f++)
     for (int v = 0; v < nv; v++) {
-      char acc[16], p[96], row[24], col[64];
+      char acc[32], p[160], row[32], col[64];
       snprintf(acc, sizeof acc, "a%d_%d", f, v);
       snprintf(row, sizeof row, "(f0 + %d)", f);
       snprintf(col, sizeof col, "oh * %lld + j + %d", (long long)C->ow, v * w);
