@@ -96,6 +96,13 @@ static int args_array_direct(Cg *cg, StrBuf *o, int ind, Expr **args, int n, con
     else if (pk && pk->param == i && args[i]->kind == EXPR_CONST) cg_const_ref_packed(cg, o, args[i], pk);
     else cg_atom(cg, o, args[i]);
   }
+  /* a second packing of the same constant, after the arguments (LowerPrepack.alt) */
+  if (pk && pk->param >= 0 && pk->param < n && pk->alt && args[pk->param]->kind == EXPR_CONST) {
+    LowerPrepack q = *pk;
+    q.pw = pk->alt_pw, q.pad = 0, q.kc = 0, q.alt = false, q.alt_pw = 0;
+    sb_puts(o, ", ");
+    cg_const_ref_packed(cg, o, args[pk->param], &q);
+  }
   sb_puts(o, "};\n");
   return k;
 }

@@ -127,6 +127,13 @@ enum { MRP = 7, NCP = 7 * 64, MCP = 128, PB = 16, PG = 32 };
 ** rows per image. */
 enum { DIRECT_CIN_MAX = 4, DIRECT_PARTS = 8 };
 
+/* The index of the ISA version of that name suffix (gemm.c's table). */
+static int isa_named(const char *suffix) {
+  for (int i = 0; i < lower_isa_count(); i++)
+    if (strcmp(lower_isa_suffix(i), suffix) == 0) return i;
+  return -1;
+}
+
 /* by ConvKind (CK_WINO names itself: winograd.c) */
 static const char *const kind_names[] = {"depthwise conv2d", "conv2d 1x1 GEMM", "conv2d im2col GEMM", "conv2d Winograd",
                                           "conv2d direct"};
@@ -224,6 +231,19 @@ static int kind_of(const char *id) {
   return -1;
 }
 
+/* Whether tiles of 7 pixels cost less than tiles of nr pixels (analyse
+** below says how they are counted); direct: they would read the pixels in
+** place, lpack: yet pack them after all (rows_lpack: AVX2), costed like
+** the other packs. */
+static bool rows_win(const Conv *C, bool direct, int nr, bool lpack) {
+  double cols = (double)((C->np + nr - 1) / nr * nr) * (double)((C->m + 11) / 12 * 12);
+  double rows = (double)((C->np + MRP - 1) / MRP * MRP) * (double)((C->m + PG - 1) / PG * PG);
+  double k = (double)C->k, outs = (double)C->m * (double)C->np;
+  if (direct)
+    return rows * k + (lpack ? 100 : C->kind == CK_1X1 ? 40 : 50) * outs < cols * k + (C->ow < nr ? 22 : 5) * k * (double)C->np;
+  return rows * (k + 100) < 0.95 * cols * k;
+}
+
 /* is_const: which parameters are constants of the module (NULL: none is
 ** known to be), for the schedules that read the filter packed only. */
 static bool analyse(const Group *g, int anchor, Conv *C, const bool *is_const) {
@@ -234,6 +254,8 @@ static bool analyse(const Group *g, int anchor, Conv *C, const bool *is_const) {
   if (a->op->id != OP_CONV2D || a->nargs != 2 || a->args[0] >= 0 || a->args[1] >= 0) return false;
   C->px = -1 - a->args[0];
   C->pw = -1 - a->args[1];
+  C->wa = C->pw;
+  C->isas = ~0u;
   C->const_filter = is_const && C->pw < g->nparams && is_const[C->pw] && C->px != C->pw;
   const Type *tx = g->fn->u.func.params[C->px]->type, *tw = g->fn->u.func.params[C->pw]->type, *tc = a->call->type;
   const Type *res = g->nodes[g->nnodes - 1].call->type;
@@ -316,20 +338,17 @@ static bool analyse(const Group *g, int anchor, Conv *C, const bool *is_const) {
   **   at 0.95 against the other tiles.
   ** (Measured on ResNet's and MobileNetV2's layers: the 3x3 stride-2
   ** layers at 28x28 read in place, ResNet's stem does not.) The
-  ** environment's RLY_CONV_ROWS=1 takes tiles
-  ** of 7 pixels always (a test hook). */
+  ** environment's RLY_CONV_ROWS=1 takes tiles of 7 pixels always, and so
+  ** does RLY_CONV_ALT=1 with AVX2's on tiles of NR pixels (avx2_alt; test
+  ** hooks). */
   C->pa = 12;
   if (C->kind == CK_1X1 || C->kind == CK_IM2COL) {
-    double cols = (double)((C->np + 31) / 32 * 32) * (double)((C->m + 11) / 12 * 12);
-    double rows = (double)((C->np + MRP - 1) / MRP * MRP) * (double)((C->m + PG - 1) / PG * PG);
-    double k = (double)C->k, outs = (double)C->m * (double)C->np;
     const char *all = getenv("RLY_CONV_ROWS");
     bool direct = (C->kind == CK_1X1 ? C->np % MRP == 0 : C->ow % MRP == 0) &&
                   C->cg * C->hp * C->rl < INT32_MAX; /* int32 offsets of im2col rows */
-    if (direct)
-      C->rows = rows * k + (C->kind == CK_1X1 ? 40 : 50) * outs < cols * k + (C->ow < NR_MAX ? 22 : 5) * k * (double)C->np;
-    else C->rows = rows * (k + 100) < 0.95 * cols * k;
-    if (all && strcmp(all, "1") == 0) C->rows = true;
+    C->rows = rows_win(C, direct, NR_MAX, false);
+    const char *alt = getenv("RLY_CONV_ALT");
+    if ((all && strcmp(all, "1") == 0) || (alt && strcmp(alt, "1") == 0)) C->rows = true;
     /* Direct tiles read 7 consecutive floats of a plane (a 1x1) or of the
     ** zero-bordered copy (an im2col: at offsets offl[l] per reduction row)
     ** per step of the reduction: nothing to pack, and at 2 threads no
@@ -365,7 +384,7 @@ static bool analyse(const Group *g, int anchor, Conv *C, const bool *is_const) {
 static void put_pointers(StrBuf *sb, const Conv *C) {
   /* xin: x is the micro-kernel's broadcast */
   sb_printf(sb, "  const float *restrict xin = (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", C->px);
-  sb_printf(sb, "  const float *restrict w = (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", C->pw);
+  sb_printf(sb, "  const float *restrict w = (const float *)RLYRT_AS_TENSOR(args[%d])->dl.data;\n", C->wa);
   if (C->epilogue) ew_put_pointers(sb, &C->ew, 2);
 }
 
@@ -1741,7 +1760,7 @@ static void put_task(StrBuf *sb, const char *name, const Conv *C) {
               (long long)slot);
     sb_printf(sb, "  const int64_t p0 = i * J->step, p1 = p0 + J->step < %lld ? p0 + J->step : %lld;\n",
               (long long)plane_parts(C), (long long)plane_parts(C));
-    lower_put_isa_call(sb, name, "args, o, xp, p0, p1");
+    lower_put_isa_call_in(sb, name, "args, o, xp, p0, p1", C->isas);
     sb_puts(sb, "}\n");
     return;
   }
@@ -1767,7 +1786,7 @@ static void put_task(StrBuf *sb, const char *name, const Conv *C) {
             (long long)C->np, (long long)C->np);
   sb_printf(sb, "  const int64_t i0 = r * J->rstep, i1 = i0 + J->rstep < %lld ? i0 + J->rstep : %lld;\n",
             (long long)C->m, (long long)C->m);
-  lower_put_isa_call(sb, name, gemm_args(C));
+  lower_put_isa_call_in(sb, name, gemm_args(C), C->isas);
   sb_puts(sb, "}\n");
   /* the zero-bordered copy by rows (NAME_copy), [i * step, ...) */
   if (copy_par(C)) {
@@ -1791,14 +1810,23 @@ static void put_task(StrBuf *sb, const char *name, const Conv *C) {
   }
 }
 
-static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *where) {
+/* The source position of the kernel's errors: the string where, or (sub:
+** a part of put_kernel_alt's kernel) the parameter rly_w. */
+static void put_where(StrBuf *sb, const char *where, bool sub) {
+  if (sub) sb_puts(sb, "rly_w");
+  else lower_put_cstring(sb, where ? where : "");
+}
+
+static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *where, bool sub) {
   const Group *g = C->g;
   const Type *res = g->nodes[g->nnodes - 1].call->type;
   sb_puts(sb, "/* ");
   put_ops(sb, g);
   sb_printf(sb, ": %s float32%s, %lld x %lld x [%lld x %lld] x %lld, %lldx%lld stride %lldx%lld pad %lld %lld %lld %lld%s */\n",
             kind_names[C->kind],
-            C->prepacked ? (C->rows ? " (tiles of 7 pixels; filter packed at build time)" : " (filter packed at build time)")
+            C->prepacked ? (C->rows ? (C->alt ? " (tiles of 7 pixels; on AVX2 of 16 pixels; filter packed at build time twice)"
+                                              : " (tiles of 7 pixels; filter packed at build time)")
+                                    : " (filter packed at build time)")
                          : (C->rows ? " (tiles of 7 pixels)" : ""),
             (long long)C->n,
             (long long)C->groups, (long long)C->m, (long long)C->np, (long long)C->k, (long long)C->kh,
@@ -1806,9 +1834,10 @@ static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *
             (long long)C->pr, C->epilogue ? ", elementwise epilogue" : "");
   lower_put_isa_preamble(sb);
   lower_put_threads_preamble(sb);
-  gemm_put_v4(sb, name, true);
+  if (C->isas >> isa_named("base") & 1) gemm_put_v4(sb, name, true);
   if (C->epilogue) gemm_put_epilogue_fn(sb, name, &C->ew, C->l_sq, C->l_si, C->l_sj, C->np);
   for (int i = 0; i < lower_isa_count(); i++) {
+    if (!(C->isas >> i & 1)) continue;
     lower_put_isa_if(sb, i);
     if (C->kind == CK_DW) put_dw(sb, i, name, C);
     else if (C->kind == CK_DIRECT) put_direct(sb, i, name, C);
@@ -1819,14 +1848,15 @@ static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *
   if (C->kind != CK_DW && C->copied) put_copy_fn(sb, name, C);
   if (sp_total(C)) put_pack_fn(sb, name, C);
   put_task(sb, name, C);
-  sb_printf(sb, "static rlyrt_status %s(rlyrt_object *const *args, rlyrt_object **out) {\n", name);
+  sb_printf(sb, "static rlyrt_status %s(rlyrt_object *const *args, rlyrt_object **out%s) {\n", name,
+            sub ? ", const char *rly_w" : "");
   sb_puts(sb, "  static const int64_t shape[4] = {");
   for (int d = 0; d < 4; d++) sb_printf(sb, "%s%lld", d ? ", " : "", (long long)res->u.tensor.shape[d]);
   sb_puts(sb, "};\n");
   sb_puts(sb, "  rlyrt_tensor *t = *out ? RLYRT_AS_TENSOR(*out) : rlyrt_tensor_new((DLDataType){kDLFloat, 32, 1}, 4, "
               "shape, false);\n");
   sb_puts(sb, "  if (!t) return rlyrt_error_at(RLYRT_E_NOMEM, ");
-  lower_put_cstring(sb, where ? where : "");
+  put_where(sb, where, sub);
   sb_puts(sb, ");\n");
   /* Threads: parts of the result (planes; blocks of pixels and filters)
   ** on rlyrt_parallel_for, each computed as without threads (the same
@@ -1910,7 +1940,7 @@ static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *
     sb_printf(sb, "  unsigned char *ws = (unsigned char *)rlyrt_scratch_alloc(%lld + (size_t)nt * %lld);\n",
               (long long)(shared * 4), (long long)(slot * 4));
   sb_puts(sb, "  if (!ws) {\n    if (!*out) rlyrt_release(&t->obj);\n    return rlyrt_error_at(RLYRT_E_NOMEM, ");
-  lower_put_cstring(sb, where ? where : "");
+  put_where(sb, where, sub);
   sb_puts(sb, ");\n  }\n");
   sb_puts(sb, sb_str(&parts));
   sb_free(&parts);
@@ -1924,7 +1954,7 @@ static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *
     sb_printf(sb, "    rlyrt_parallel_for(nt, (%lld + J.step - 1) / J.step, %s_task, &J);\n", parts_n, name);
     sb_puts(sb, "  } else {\n");
     sb_printf(sb, "    const int64_t p0 = 0, p1 = %lld;\n", parts_n);
-    lower_put_isa_call(sb, name, "args, o, xp, p0, p1");
+    lower_put_isa_call_in(sb, name, "args, o, xp, p0, p1", C->isas);
     sb_puts(sb, "  }\n");
   } else {
     long long crows = C->n * C->c * C->hp, cg = C->cg;
@@ -1961,7 +1991,7 @@ static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *
     sb_printf(sb, "      for (int64_t g = 0; g < %lld; g++) {\n", (long long)C->groups);
     sb_printf(sb, "        const int64_t j0 = 0, j1 = %lld, i0 = 0, i1 = %lld;\n", np, m);
     StrBuf call = {0};
-    lower_put_isa_call(&call, name, gemm_args(C));
+    lower_put_isa_call_in(&call, name, gemm_args(C), C->isas);
     sb_puts(sb, sb_str(&call));
     sb_free(&call);
     sb_puts(sb, "      }\n  }\n");
@@ -1973,12 +2003,66 @@ static void put_kernel(StrBuf *sb, const char *name, const Conv *C, const char *
 bool conv_lower(StrBuf *sb, const char *name, const Group *g, int anchor, const char *where) {
   Conv *C = rly_xcalloc(1, sizeof *C);
   bool ok = analyse(g, anchor, C, NULL);
-  if (ok) put_kernel(sb, name, C, where);
+  if (ok) put_kernel(sb, name, C, where, false);
   free(C);
   return ok;
 }
 
 /* {==== Filters packed at build time ====} */
+
+/* One tile shape for every ISA version: the filter is packed at build time
+** in the layout of the chosen tiles (analyse's choice, made with AVX-512's
+** 32-pixel tiles). AVX2's tiles weigh differently: its tiles of 7 pixels
+** have 16 filters, and with 128 filters or more they pack the pixels
+** after all (rows_lpack). Where that choice, made with AVX2's 16-pixel
+** tiles and the pack costed like the others, is the other tiles (C->alt),
+** the kernel is two: NAME_w with analyse's tiles for AVX-512 and the
+** portable ISA, NAME_n with tiles of NR pixels for AVX2 on a second
+** packed copy of the filter (one more argument after the call's), and
+** NAME calls the one whose version the CPU runs. ResNet-50 on a Zen 5's
+** AVX2 code, 1 thread: its 512 -> 128 1x1s at 28x28 10-13% faster on
+** tiles of 16 pixels, 18% at 2 threads; AVX-512's own code 4-9% slower
+** on tiles of 32 (bench/README.md). Only images of more than NCP pixels:
+** at 14x14 a Zen 3 measured AVX2's tiles of 16 pixels up to 6% slower. The
+** environment's RLY_CONV_ALT=1 makes every prepacked GEMM of tiles of 7
+** pixels two (a test hook); RLY_CONV_ROWS=1 none. */
+static bool avx2_alt(const Conv *C) {
+  const char *all = getenv("RLY_CONV_ROWS"), *alt = getenv("RLY_CONV_ALT");
+  if (!C->rows || (C->kind != CK_1X1 && C->kind != CK_IM2COL) || (all && strcmp(all, "1") == 0)) return false;
+  if (alt && strcmp(alt, "1") == 0) return true;
+  return C->np > NCP && !rows_win(C, C->direct, 16, rows_lpack(C));
+}
+
+/* The kernel NAME as NAME_w and NAME_n (avx2_alt); extra: the argument
+** holding the filter packed for NAME_n. */
+static void put_kernel_alt(StrBuf *sb, const char *name, const Conv *C, const char *where, int extra) {
+  int a2 = isa_named("avx2");
+  char nm[64];
+  Conv *W = rly_xmalloc(sizeof *W), *N = rly_xmalloc(sizeof *N);
+  *W = *C;
+  W->isas = C->isas & ~(1u << a2);
+  snprintf(nm, sizeof nm, "%s_w", name);
+  put_kernel(sb, nm, W, where, true);
+  *N = *C;
+  N->isas = 1u << a2;
+  N->rows = false;
+  N->direct = C->kind == CK_1X1;
+  N->wa = extra;
+  lower_put_isa_if(sb, a2);
+  snprintf(nm, sizeof nm, "%s_n", name);
+  put_kernel(sb, nm, N, where, true);
+  sb_puts(sb, "#endif\n");
+  sb_printf(sb, "static rlyrt_status %s(rlyrt_object *const *args, rlyrt_object **out) {\n  const char *rly_w = ", name);
+  lower_put_cstring(sb, where ? where : "");
+  sb_puts(sb, ";\n");
+  lower_put_isa_if(sb, a2);
+  sb_puts(sb, "  if ");
+  lower_put_isa_picked(sb, a2);
+  sb_printf(sb, "\n    return %s_n(args, out, rly_w);\n#endif\n", name);
+  sb_printf(sb, "  return %s_w(args, out, rly_w);\n}\n", name);
+  free(W);
+  free(N);
+}
 
 /* The group's conv2d when it is its only anchor (the checks of
 ** lower_loops' schedule_group), or -1. */
@@ -2020,8 +2104,10 @@ bool conv_lower_prepacked(StrBuf *out, const char *name, const Expr *fn, const c
   if (ok) {
     C->prepacked = true;
     StrBuf k = {0};
+    C->alt = C->kind != CK_WINO && avx2_alt(C);
     if (C->kind == CK_WINO) wino_put_kernel(&k, name, C, where);
-    else put_kernel(&k, name, C, where);
+    else if (C->alt) put_kernel_alt(&k, name, C, where, g->nparams);
+    else put_kernel(&k, name, C, where, false);
     sb_puts(out, no_contract);
     if (fm_used(sb_str(&k))) fm_put_defs(out);
     sb_puts(out, sb_str(&k));
@@ -2041,6 +2127,8 @@ bool conv_lower_prepacked(StrBuf *out, const char *name, const Expr *fn, const c
     /* tiles of pixel rows: each KC block's panels together (the filter
     ** streams from memory block by block) */
     p->kc = C->rows ? KC : 0;
+    /* NAME_n's copy (put_kernel_alt): panels of the NR tiles' filters */
+    if (C->alt) p->alt = true, p->alt_pw = C->pa;
     if (C->kind == CK_WINO) wino_prepack(C, p);
   }
   free(C);

@@ -26,6 +26,9 @@ typedef struct Conv {
   bool rows;                            /* GEMMs: tiles of pixels (broadcast) by filters (vectors), conv.c */
   bool direct;                          /* GEMMs: the tiles read the pixels in place (no packing), conv.c */
   int pa;                               /* GEMMs (not rows): the filter's panel height, 12 or 8 (conv.c) */
+  int wa;                               /* the argument the filter is read from (pw, or the AVX2 copy's) */
+  bool alt;                             /* GEMMs: AVX2 takes the other tiles, on a copy of the filter (conv.c) */
+  unsigned isas;                        /* the ISA versions emitted (bit i: version i) */
   int wm;                               /* CK_WINO: the output tile's side m of F(m x m, 3 x 3) */
   Ewise ew;
   int64_t l_sq[EW_MAX_LEAVES], l_si[EW_MAX_LEAVES], l_sj[EW_MAX_LEAVES]; /* leaves on the view [n, oc, pixel] */

@@ -148,20 +148,48 @@ void lower_put_isa_if(StrBuf *sb, int i) {
   else sb_puts(sb, "#if RLYRT_ISA_MIN == 0\n");
 }
 
-void lower_put_isa_call(StrBuf *sb, const char *fn, const char *args) {
+void lower_put_isa_call(StrBuf *sb, const char *fn, const char *args) { lower_put_isa_call_in(sb, fn, args, ~0u); }
+
+void lower_put_isa_call_in(StrBuf *sb, const char *fn, const char *args, unsigned mask) {
+  mask &= (1u << RLY_COUNTOF(isas)) - 1;
   for (size_t i = 0; i < RLY_COUNTOF(isas); i++) {
     const Isa *isa = &isas[i];
+    if (!(mask >> i & 1)) continue;
     /* the best version the CPU runs; the file's own level needs no test */
     int l = isa->level;
     if (isa->target) {
       sb_printf(sb, "#if RLYRT_ISA_X86 && RLYRT_ISA_MAX >= %d && RLYRT_ISA_MIN <= %d\n", l, l);
       sb_printf(sb, "#if RLYRT_ISA_MIN < %d\n  if (%s)\n#endif\n", l, isa->check);
       sb_printf(sb, "    %s_%s(%s);\n", fn, isa->suffix, args);
-      sb_printf(sb, "#if RLYRT_ISA_MIN < %d\n  else\n#endif\n#endif\n", l);
+      /* else: where a later version of the mask is compiled too */
+      if (mask >> (i + 1)) {
+        sb_printf(sb, "#if RLYRT_ISA_MIN < %d && (0", l);
+        for (size_t j = i + 1; j < RLY_COUNTOF(isas); j++) {
+          if (!(mask >> j & 1)) continue;
+          if (isas[j].target)
+            sb_printf(sb, " || (RLYRT_ISA_MAX >= %d && RLYRT_ISA_MIN <= %d)", isas[j].level, isas[j].level);
+          else sb_puts(sb, " || RLYRT_ISA_MIN == 0");
+        }
+        sb_puts(sb, ")\n  else\n#endif\n");
+      }
+      sb_puts(sb, "#endif\n");
     } else {
       sb_printf(sb, "#if RLYRT_ISA_MIN == 0\n    %s_%s(%s);\n#endif\n", fn, isa->suffix, args);
     }
   }
+}
+
+void lower_put_isa_picked(StrBuf *sb, int i) {
+  /* no better version compiled in, or the CPU runs none; this one compiled
+  ** for the file's own level, or the CPU runs it */
+  sb_puts(sb, "(1");
+  for (int b = 0; b < i; b++)
+    if (isas[b].target)
+      sb_printf(sb, "\n#if RLYRT_ISA_X86 && RLYRT_ISA_MAX >= %d && RLYRT_ISA_MIN < %d\n && !(%s)\n#endif\n", isas[b].level,
+                isas[b].level, isas[b].check);
+  if (isas[i].target)
+    sb_printf(sb, "\n#if RLYRT_ISA_MIN < %d\n && %s\n#endif\n", isas[i].level, isas[i].check);
+  sb_puts(sb, ")");
 }
 
 /* The vector operations as text: the portable ISA's need the kernel name. */

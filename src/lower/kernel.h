@@ -225,6 +225,12 @@ void lower_put_isa_if(StrBuf *sb, int i);
 ** preamble); nothing for the portable version. */
 void lower_put_isa_attrs(StrBuf *sb, int i);
 void lower_put_isa_call(StrBuf *sb, const char *fn, const char *args);
+/* The same among the versions in the mask isas (bit i: version i) only,
+** calling none where the CPU runs none of them. */
+void lower_put_isa_call_in(StrBuf *sb, const char *fn, const char *args, unsigned isas);
+/* The test (a C expression) that the dispatch of lower_put_isa_call picks
+** version i, for code inside lower_put_isa_if(i)'s #if. */
+void lower_put_isa_picked(StrBuf *sb, int i);
 /* Pieces of the packed GEMM that conv.c's loop nests share (gemm.c). The
 ** lanes W and register tile MR x NR of ISA version i. */
 void gemm_isa_tile(int i, int *w, int *mr, int *nr);

@@ -79,6 +79,9 @@ typedef struct LowerPrepack {
   int64_t kc;               /* > 0: the reduction in blocks of kc rows, each block's panels together */
   int wino;                 /* m > 0: B is a conv2d's 3x3 filter [n][k][3][3] whose Winograd transform
                                for F(m x m, 3 x 3) is packed instead, as q = (m + 2)^2 batches (lower/winograd.c) */
+  bool alt;                 /* the kernel also reads B packed with pw = alt_pw (no pad, no kc), as one more
+                               argument after the call's (lower/conv.c: an AVX2 kernel of other tiles) */
+  int64_t alt_pw;
 } LowerPrepack;
 bool lower_loops_prepacked(StrBuf *out, const char *name, const Expr *fn, const char *where, const bool *is_const,
                            LowerPrepack *p);

@@ -77,12 +77,40 @@ check "filter prefetch, AVX-512's run of two panels" "$(grep -c 'pf = pb - (ic +
 # AVX-512's tiles read their second vector of filters from the next panel
 check "AVX-512 tiles across two panels" \
   "$(grep -c 'const __m512 b1 = _mm512_loadu_ps(pb + 16 \* kc + l \* PB + 0);' "$tmp/a.c")" 6
+# AVX2 on tiles of 16 pixels where AVX-512 takes tiles of 7 (put_kernel_alt):
+# by the shape rule, ResNet's 512 -> 128 1x1 at 28x28 and not the same
+# at 14x14 (under NCP pixels); with RLY_CONV_ALT=1 every packed GEMM, its
+# filter packed twice (an AVX-512 kernel and an AVX2 one behind one
+# dispatch, the second packing one more argument of the call).
+for hw in 28 14; do
+  cat >"$tmp/z$hw.relay" <<EOF
+#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 512, $hw, $hw), float32]) {
+  nn.relu(nn.conv2d(%x, ones(shape=[128, 512, 1, 1], dtype="float32"), padding=[0, 0, 0, 0], channels=128, kernel_size=[1, 1]))
+}
+EOF
+  "$relayc" build "$tmp/z$hw.relay" --stats -o "$tmp/z.so" >"$tmp/stats" 2>&1 || { cat "$tmp/stats"; exit 1; }
+  want=0
+  [ $hw = 28 ] && want=1
+  check "AVX2's own tiles at ${hw}x$hw" \
+    "$(count 'conv2d 1x1 GEMM float32 (tiles of 7 pixels; on AVX2 of 16 pixels; filter packed at build time twice)')" $want
+  check "tiles of 7 pixels at ${hw}x$hw" "$(count 'conv2d 1x1 GEMM float32 (tiles of 7 pixels.*')" 1
+done
+RLY_CONV_ALT=1 "$relayc" build "$prog" --params "$params" --stats -o "$tmp/alt.so" >"$tmp/stats" 2>&1 ||
+  { cat "$tmp/stats"; exit 1; }
+check "1x1 GEMM, AVX2's own tiles (all)" \
+  "$(count 'conv2d 1x1 GEMM float32 (tiles of 7 pixels; on AVX2 of 16 pixels; filter packed at build time twice)')" 15
+check "im2col GEMM, AVX2's own tiles (all)" \
+  "$(count 'conv2d im2col GEMM float32 (tiles of 7 pixels; on AVX2 of 16 pixels; filter packed at build time twice)')" 7
+RLY_CONV_ALT=1 "$relayc" build "$prog" --params "$params" --emit c -o "$tmp/alt.c" || exit 1
+check "AVX2 kernels of their own" \
+  "$(grep -c '^static rlyrt_status K[0-9]*_n(rlyrt_object \*const \*args, rlyrt_object \*\*out, const char \*rly_w) {$' "$tmp/alt.c")" 22
 # (and the max pool's paths: tests/run/pool_max.relay)
 "$relayc" build tests/run/pool_max.relay --emit c -o "$tmp/pm.c" || exit 1
 for cc in gcc clang; do
   command -v "$cc" >/dev/null || continue
   for flags in "-O2" "-O2 -mavx2 -mfma" "-O3 -mavx512f -mavx2 -mfma"; do
-    for c in a pm; do
+    for c in a pm alt; do
       # shellcheck disable=SC2086
       if ! "$cc" -std=c11 -Wall -Wextra -Wshadow -Werror $flags -Iinclude -I"$tmp" -c "$tmp/$c.c" -o "$tmp/$c.o" >"$tmp/log" 2>&1; then
         echo "FAIL: $cc $flags ($c.c)"; head -20 "$tmp/log"; fail=1
